@@ -1,0 +1,73 @@
+/**
+ * History formatted for an LLM, as the seed's agent loop builds its prompt context. Never
+ * includes anything after the as-of point: an agent reasoning "as of" seq N must not see
+ * the future.
+ */
+import type { JsonValue, StoredEvent } from '../workflows/messages';
+import { canonicalize } from '../lib/canonical-json';
+
+export type Lang = 'en' | 'zh';
+
+const LABELS: Record<Lang, { user: string; agent: string; toolCall: string; params: string; toolResult: string; created: string; ended: string }> = {
+  en: { user: 'User: ', agent: 'Agent: ', toolCall: 'Tool call: ', params: ', params: ', toolResult: 'Tool result: ', created: 'Session created', ended: 'Session ended' },
+  // The seed's own labels, for agents prompted in Chinese.
+  zh: { user: '用户：', agent: '智能体：', toolCall: '调用工具：', params: '，参数：', toolResult: '工具返回：', created: '会话创建', ended: '会话结束' },
+};
+
+function field(content: JsonValue, ...names: string[]): string | undefined {
+  if (content && typeof content === 'object' && !Array.isArray(content)) {
+    for (const n of names) {
+      const v = content[n];
+      if (v !== undefined) return typeof v === 'string' ? v : canonicalize(v);
+    }
+  }
+  return undefined;
+}
+
+const text = (content: JsonValue, ...names: string[]) =>
+  field(content, ...names) ?? (typeof content === 'string' ? content : canonicalize(content));
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  seq: number;
+  ts: number;
+}
+
+export function formatLine(e: StoredEvent, lang: Lang): string {
+  const L = LABELS[lang];
+  switch (e.event_type) {
+    case 'USER_INPUT':
+      return L.user + text(e.content, 'input', 'text', 'message');
+    case 'LLM_RESPONSE':
+      return L.agent + text(e.content, 'response', 'text', 'message');
+    case 'TOOL_CALL':
+      return L.toolCall + (field(e.content, 'tool_name', 'name') ?? '?') + L.params + (field(e.content, 'params', 'arguments') ?? '{}');
+    case 'TOOL_RESULT':
+      return L.toolResult + text(e.content, 'result', 'output');
+    case 'SESSION_CREATE':
+      return L.created;
+    case 'SESSION_END':
+      return L.ended + (field(e.content, 'reason') ? ` (${field(e.content, 'reason')})` : '');
+    default:
+      return `${e.event_type}: ${canonicalize(e.content)}`;
+  }
+}
+
+export function toMessage(e: StoredEvent, lang: Lang): ChatMessage {
+  const role: ChatMessage['role'] =
+    e.event_type === 'USER_INPUT' ? 'user' : e.event_type === 'LLM_RESPONSE' ? 'assistant' : e.event_type.startsWith('TOOL_') ? 'tool' : 'system';
+  const content =
+    role === 'user'
+      ? text(e.content, 'input', 'text', 'message')
+      : role === 'assistant'
+        ? text(e.content, 'response', 'text', 'message')
+        : formatLine(e, lang);
+  return { role, content, seq: e.seq, ts: e.ts };
+}
+
+export function formatContext(events: StoredEvent[], lang: Lang, timestamps: boolean): string {
+  return events
+    .map((e) => (timestamps ? `[${new Date(e.ts).toISOString()}] ` : '') + formatLine(e, lang))
+    .join('\n');
+}

@@ -1,0 +1,110 @@
+/**
+ * Process entry shared by `npm start` (everything on embedded defaults), `npm run worker`
+ * and `npm run api` (one role each, for production).
+ */
+import http from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { createApp } from '../api/app';
+import { assertSafeBinding, loadKeyStore } from '../api/auth';
+import { preparePostgres, prepareTemporal, PreparedPostgres, PreparedTemporal, redact } from '../lib/bootstrap';
+import { loadConfig } from '../lib/config';
+import { createPool } from '../lib/db';
+import { migrate } from '../lib/migrate';
+import { ensureSearchAttributes } from '../lib/temporal';
+import { createTimekeeperWorker } from '../worker/worker';
+
+export interface RunOptions {
+  worker: boolean;
+  api: boolean;
+  /** Start embedded PostgreSQL/Temporal when not configured (development). */
+  embedded: boolean;
+}
+
+const log = (m: string) => console.log(m);
+
+export async function run(opts: RunOptions): Promise<void> {
+  const config = loadConfig();
+  const cleanups: (() => Promise<unknown>)[] = [];
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`[timekeeper] ${signal}: shutting down`);
+    for (const fn of cleanups.reverse()) {
+      await fn().catch((e: Error) => console.error('[timekeeper] during shutdown:', e.message));
+    }
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+
+  try {
+    Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN') || 'WARN') });
+    const keys = loadKeyStore(config.apiKeys, config.apiKeysFile);
+    if (opts.api) assertSafeBinding(keys, config.host);
+
+    let pg: PreparedPostgres;
+    if (opts.embedded) {
+      pg = await preparePostgres(config, log);
+    } else {
+      if (opts.worker) await migrate(config.databaseUrl, { appPassword: process.env.APP_DB_PASSWORD, log: (m) => log(`[migrate] ${m}`) });
+      pg = { ownerUrl: config.databaseUrl, appUrl: config.appDatabaseUrl, embedded: false, stop: async () => undefined };
+    }
+    cleanups.push(() => pg.stop());
+
+    let temporal: PreparedTemporal;
+    if (opts.embedded) temporal = await prepareTemporal(config, log);
+    else temporal = { address: config.temporalAddress ?? '127.0.0.1:7233', uiUrl: config.temporalUiUrl, stop: async () => undefined };
+    cleanups.push(() => temporal.stop());
+
+    const pool = createPool(pg.appUrl);
+    cleanups.push(() => pool.end());
+
+    if (opts.worker) {
+      const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+      cleanups.push(() => nativeConnection.close());
+      const worker = await createTimekeeperWorker({ connection: nativeConnection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, pool });
+      const running = worker.run();
+      running.catch((e: Error) => {
+        console.error('[worker] stopped with an error:', e);
+        void shutdown('worker failure');
+      });
+      // Drain: finish in-flight tasks before the pools and servers go away.
+      cleanups.push(async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running.catch(() => undefined);
+      });
+      log(`[worker] polling task queue "${config.taskQueue}" on ${temporal.address}`);
+    }
+
+    if (opts.api) {
+      const connection = await Connection.connect({ address: temporal.address });
+      cleanups.push(() => connection.close());
+      await ensureSearchAttributes(connection, config.temporalNamespace);
+      const client = new Client({ connection, namespace: config.temporalNamespace });
+      const app = createApp({ client, pool, config: { ...config, temporalUiUrl: temporal.uiUrl ?? config.temporalUiUrl }, keys });
+      const server = http.createServer(app);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, resolve);
+      });
+      cleanups.push(
+        () =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeIdleConnections();
+          }),
+      );
+      log(`[api] Timekeeper API:  http://${config.host}:${config.port}  (${keys.open ? 'open: no API keys configured' : 'API keys required'})`);
+    }
+    if (temporal.uiUrl && opts.embedded) log(`[temporal] Temporal UI:    ${temporal.uiUrl}`);
+    log(`[postgres] events in:       ${redact(pg.ownerUrl)}${pg.embedded ? ' (embedded)' : ''}`);
+    log('[timekeeper] ready');
+  } catch (err) {
+    console.error('[timekeeper] start-up failed:', (err as Error).message);
+    stopping = true;
+    for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
+    process.exit(1);
+  }
+}

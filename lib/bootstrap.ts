@@ -1,0 +1,70 @@
+/**
+ * Brings up what the process needs: PostgreSQL (the configured one, or an embedded one when
+ * none answers and none was configured), the schema, and Temporal (the configured address,
+ * or the CLI dev server as a child process).
+ */
+import path from 'node:path';
+import type { Config } from './config';
+import { deriveAppUrl } from './config';
+import { serverAnswers, withDatabase, databaseName } from './db';
+import { migrate } from './migrate';
+import { DevServer, startDevServer } from './temporal-server';
+
+export type Log = (msg: string) => void;
+
+export interface PreparedPostgres {
+  ownerUrl: string;
+  appUrl: string;
+  embedded: boolean;
+  stop(): Promise<void>;
+}
+
+/** Port of the embedded fallback PostgreSQL, next to the usual 5432. */
+export const EMBEDDED_PG_PORT = 5433;
+
+export async function preparePostgres(config: Config, log: Log): Promise<PreparedPostgres> {
+  if (await serverAnswers(config.databaseUrl)) {
+    await migrate(config.databaseUrl, { appPassword: process.env.APP_DB_PASSWORD, log: (m) => log(`[migrate] ${m}`) });
+    return { ownerUrl: config.databaseUrl, appUrl: config.appDatabaseUrl, embedded: false, stop: async () => undefined };
+  }
+  if (!config.databaseUrlIsDefault) {
+    throw new Error(`PostgreSQL does not answer at ${redact(config.databaseUrl)} (DATABASE_URL)`);
+  }
+  log(`[postgres] nothing answers at ${redact(config.databaseUrl)}; starting an embedded PostgreSQL under ${path.join(config.dataDir, 'postgres')}`);
+  const { startEmbeddedPostgres } = await import('./embedded-postgres');
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'postgres'), port: EMBEDDED_PG_PORT, log: (l) => log(`[postgres] ${l}`) });
+  const ownerUrl = withDatabase(pg.url, databaseName(config.databaseUrl));
+  try {
+    await migrate(ownerUrl, { log: (m) => log(`[migrate] ${m}`) });
+  } catch (err) {
+    await pg.stop();
+    throw err;
+  }
+  return { ownerUrl, appUrl: deriveAppUrl(ownerUrl), embedded: true, stop: () => pg.stop() };
+}
+
+export interface PreparedTemporal {
+  address: string;
+  uiUrl: string | undefined;
+  devServer?: DevServer;
+  stop(): Promise<void>;
+}
+
+export async function prepareTemporal(config: Config, log: Log): Promise<PreparedTemporal> {
+  if (config.temporalAddress) {
+    return { address: config.temporalAddress, uiUrl: config.temporalUiUrl, stop: async () => undefined };
+  }
+  log(`[temporal] starting the Temporal dev server (state in ${path.join(config.dataDir, 'temporal.db')})`);
+  const dev = await startDevServer({ dbFile: path.join(config.dataDir, 'temporal.db'), log });
+  return { address: dev.address, uiUrl: dev.uiUrl, devServer: dev, stop: () => dev.stop() };
+}
+
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '<invalid url>';
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * The Temporal CLI's dev server as a child process, for development, tests and CI.
+ *
+ * Production points TEMPORAL_ADDRESS at a real cluster instead (docker-compose.yml).
+ */
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+
+const execFileP = promisify(execFile);
+
+/** Later tags carry a `replace` directive and cannot be built with `go install`. */
+export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+
+/** Keyword search attributes that make sessions findable in the Temporal UI. */
+export const SEARCH_ATTRIBUTES = ['SessionId', 'AgentId', 'Channel'] as const;
+
+/**
+ * Server limits the session workflow is designed around. The default of 10 in-flight
+ * updates per workflow would turn the 11th concurrent append to one session into an error;
+ * the total per run stays at the server default and the workflow continues-as-new first.
+ */
+export const DEV_DYNAMIC_CONFIG: Record<string, unknown> = {
+  'history.maxInFlightUpdates': 500,
+  'frontend.enableUpdateWorkflowExecution': true,
+  'frontend.enableExecuteMultiOperation': true,
+};
+
+/** A user-level folder, so fresh clones and CI runs reuse one build of the CLI. */
+export function cliCacheDir(): string {
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(base, 'timekeeper', 'bin');
+}
+
+function onPath(cmd: string): string | undefined {
+  for (const dir of (process.env.PATH || '').split(path.delimiter)) {
+    const p = path.join(dir, cmd);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch {
+      /* not here */
+    }
+  }
+  return undefined;
+}
+
+function findGo(): string | undefined {
+  return onPath('go') ?? (fs.existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+}
+
+/**
+ * Finds the `temporal` binary: TEMPORAL_CLI, then PATH, then the cache folder; builds it into
+ * the cache folder with `go install` when none is found.
+ */
+export async function ensureTemporalCli(log: (m: string) => void = console.log): Promise<string> {
+  const explicit = process.env.TEMPORAL_CLI;
+  if (explicit) {
+    if (!fs.existsSync(explicit)) throw new Error(`TEMPORAL_CLI=${explicit} does not exist`);
+    return explicit;
+  }
+  const cached = path.join(cliCacheDir(), 'temporal');
+  const found = onPath('temporal') ?? (fs.existsSync(cached) ? cached : undefined);
+  if (found) return found;
+  const go = findGo();
+  if (!go) {
+    throw new Error(
+      'The Temporal CLI is not installed and Go is not available to build it. Install Go (1.23 or later) ' +
+        `and run: GOBIN=${cliCacheDir()} go install ${TEMPORAL_CLI_MODULE} — or set TEMPORAL_CLI to a temporal binary, ` +
+        'or TEMPORAL_ADDRESS to a running Temporal server.',
+    );
+  }
+  log(`[temporal] building the Temporal CLI (${TEMPORAL_CLI_MODULE}) into ${cliCacheDir()}; this takes a few minutes once`);
+  fs.mkdirSync(cliCacheDir(), { recursive: true });
+  await execFileP(go, ['install', TEMPORAL_CLI_MODULE], {
+    env: { ...process.env, GOBIN: cliCacheDir(), GOFLAGS: '-mod=mod' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (!fs.existsSync(cached)) throw new Error(`go install finished but ${cached} is missing`);
+  return cached;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DevServerOptions {
+  /** SQLite file; omit for an in-memory server (tests). */
+  dbFile?: string;
+  /** gRPC port. Default 7233. */
+  port?: number;
+  /** Web UI port. Default 8233; 0 disables the UI. */
+  uiPort?: number;
+  ip?: string;
+  namespace?: string;
+  log?: (m: string) => void;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | undefined;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  const log = opts.log ?? console.log;
+  const cli = await ensureTemporalCli(log);
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port ?? 7233;
+  const uiPort = opts.uiPort ?? 8233;
+  const namespace = opts.namespace ?? 'default';
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', namespace, '--log-level', 'error'];
+  if (uiPort === 0) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  if (opts.dbFile) {
+    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+    args.push('--db-filename', opts.dbFile);
+  }
+  for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
+  for (const [k, v] of Object.entries(DEV_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
+
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (b: Buffer) => {
+    output = (output + b.toString()).slice(-8000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let exited = false;
+  child.on('exit', () => (exited = true));
+
+  const address = `${ip}:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`temporal dev server exited during start-up:\n${output}`);
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      await conn.workflowService.describeNamespace({ namespace });
+      await conn.close();
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`temporal dev server did not become ready at ${address}: ${(err as Error).message}\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  return {
+    address,
+    uiUrl: uiPort === 0 ? undefined : `http://${ip}:${uiPort}`,
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (exited) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}

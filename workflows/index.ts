@@ -1,0 +1,2 @@
+/** Workflow bundle entry point: every workflow the worker registers. */
+export { sessionWorkflow } from './session';

@@ -1,0 +1,44 @@
+/**
+ * Once per `jest` run: a real Temporal dev server (in memory, on free ports), a fresh test
+ * database on the real PostgreSQL with our migrations, and one workflow bundle for all
+ * test workers. Nothing is mocked.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { Client } from 'pg';
+import { deriveAppUrl, DEFAULT_DATABASE_URL } from '../../lib/config';
+import { quoteIdent, withDatabase } from '../../lib/db';
+import { migrate } from '../../lib/migrate';
+import { freePort, startDevServer } from '../../lib/temporal-server';
+import { testDatabaseName, TEST_ENV } from './env';
+
+export default async function globalSetup(): Promise<void> {
+  const server = process.env.TEST_DATABASE_SERVER_URL || process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const TEST_DATABASE = testDatabaseName();
+  const ownerUrl = withDatabase(server, TEST_DATABASE);
+  const admin = new Client({ connectionString: withDatabase(server, 'postgres') });
+  await admin.connect();
+  // The tables are append-only, so a fresh run starts from a fresh database.
+  await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(TEST_DATABASE)} WITH (FORCE)`);
+  await admin.end();
+  await migrate(ownerUrl);
+
+  const port = await freePort();
+  const dev = await startDevServer({ port, uiPort: 0, log: (m) => console.log(m) });
+  (globalThis as { __tkDevServer?: unknown }).__tkDevServer = dev;
+
+  const bundleFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tk-bundle-')), 'workflows.js');
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger });
+  fs.writeFileSync(bundleFile, code);
+
+  process.env[TEST_ENV.temporalAddress] = dev.address;
+  process.env[TEST_ENV.ownerUrl] = ownerUrl;
+  process.env[TEST_ENV.appUrl] = deriveAppUrl(ownerUrl);
+  process.env[TEST_ENV.workflowBundle] = bundleFile;
+  process.env.TK_TEST_SERVER_URL = server;
+}
+
+const noop = () => undefined;
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };

@@ -122,10 +122,11 @@ export class TimelineService {
       if (req.type === EventType.SessionEnd) {
         return await handle.executeUpdate(endUpdate, {
           args: [{ eventId: req.eventId, reason: reasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey }],
-          updateId: updateIdFor(req),
         });
       }
-      return await handle.executeUpdate(appendUpdate, { args: [req], updateId: updateIdFor(req) });
+      // No fixed update id: Temporal would answer a duplicate with the first outcome, hiding
+      // that it was a retry. The activity deduplicates by key and event id instead.
+      return await handle.executeUpdate(appendUpdate, { args: [req] });
     } catch (err) {
       throw await this.mapFailureWithLookup(err, input.sessionId, surface);
     }
@@ -196,11 +197,6 @@ export class TimelineService {
     if (isClosedWorkflowError(err)) return this.archived(sessionId, surface);
     return new HttpError(503, ProblemType.Unavailable, `the timeline service could not complete the request: ${(err as Error).message}`);
   }
-}
-
-/** Temporal dedupes updates by id within a run; the idempotency key or event id makes retries collapse. */
-function updateIdFor(req: AppendRequest): string {
-  return req.idempotencyKey ? `key:${req.idempotencyKey}` : `event:${req.eventId}`;
 }
 
 function reasonOf(content: JsonValue): string {

@@ -1,0 +1,145 @@
+/**
+ * The session workflow against the real Temporal server and PostgreSQL: one linear chain
+ * under concurrent writers, continue-as-new that carries the head, idempotent appends,
+ * idle timeout, and tamper detection by verify.
+ */
+import { computeEventHash } from '../../lib/hash-chain';
+import { verifyTimeline } from '../../lib/timeline-queries';
+import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+
+let sys: TestSystem;
+afterEach(async () => {
+  await sys?.stop();
+});
+
+async function createSession(s: TestSystem, id: string, extra: Record<string, unknown> = {}) {
+  const r = await call(s.baseUrl, 'POST', '/v1/sessions', { session_id: id, ...extra });
+  expect(r.status).toBe(201);
+  return r.body;
+}
+
+async function chain(s: TestSystem, id: string) {
+  const { rows } = await s.pool.query('SELECT seq, event_id, event_type, hash, prev_hash, content FROM timeline_events WHERE session_id = $1 ORDER BY seq', [id]);
+  return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+}
+
+function expectLinear(rows: { seq: number; hash: string; prev_hash: string | null }[]) {
+  rows.forEach((r, i) => {
+    expect(r.seq).toBe(i + 1);
+    expect(r.prev_hash).toBe(i === 0 ? null : rows[i - 1].hash);
+  });
+}
+
+test('40 concurrent writers on one session produce one linear chain with every acknowledged event once', async () => {
+  sys = await startTestSystem();
+  const id = uniqueSessionId('concurrent');
+  await createSession(sys, id);
+  const writers = 40;
+  const results = await Promise.all(
+    Array.from({ length: writers }, (_, i) =>
+      call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: i % 2 ? 'LLM_RESPONSE' : 'USER_INPUT', content: { writer: i } }),
+    ),
+  );
+  expect(results.map((r) => r.status)).toEqual(Array(writers).fill(201));
+  const rows = await chain(sys, id);
+  expect(rows).toHaveLength(writers + 1);
+  expectLinear(rows);
+  // Every acknowledged event is stored exactly where its acknowledgement said.
+  for (const r of results) {
+    const stored = rows.find((x) => x.event_id === r.body.event_id)!;
+    expect(stored.seq).toBe(r.body.seq);
+    expect(stored.hash).toBe(r.body.hash);
+  }
+  expect(new Set(rows.slice(1).map((r) => (r.content as { writer: number }).writer)).size).toBe(writers);
+  expect((await verifyTimeline(sys.pool, id)).ok).toBe(true);
+});
+
+test('continue-as-new carries the chain head: appends across several runs stay one chain', async () => {
+  sys = await startTestSystem({ config: { updatesPerRun: 7 } });
+  const id = uniqueSessionId('rotate');
+  await createSession(sys, id);
+  for (let round = 0; round < 4; round++) {
+    // Bursts of 6 concurrent appends, so rotation happens with updates in flight.
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { round, i } })),
+    );
+    expect(burst.map((r) => r.status)).toEqual(Array(6).fill(201));
+  }
+  const rows = await chain(sys, id);
+  expect(rows).toHaveLength(25);
+  expectLinear(rows);
+  const runs = new Set<string>();
+  for await (const wf of sys.client.workflow.list({ query: `WorkflowId = 'session/${id}'` })) runs.add(wf.runId);
+  expect(runs.size).toBeGreaterThanOrEqual(3);
+  const state = await sys.client.workflow.getHandle(`session/${id}`).query('state');
+  expect((state as { head: { seq: number } }).head.seq).toBe(25);
+  const { rows: writers } = await sys.pool.query('SELECT count(DISTINCT run_id)::int AS n FROM timeline_events WHERE session_id = $1', [id]);
+  expect(writers[0].n).toBeGreaterThanOrEqual(3);
+});
+
+test('an append retried with the same idempotency key is stored once, also across continue-as-new', async () => {
+  sys = await startTestSystem({ config: { updatesPerRun: 3 } });
+  const id = uniqueSessionId('idem');
+  await createSession(sys, id);
+  const body = { type: 'TOOL_CALL', content: { tool_name: 'search', params: { q: 'x' } }, idempotency_key: 'call-1' };
+  const first = await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, body);
+  expect(first.status).toBe(201);
+  // Simultaneous duplicates, then enough traffic to rotate the run, then a late retry.
+  const dupes = await Promise.all(Array.from({ length: 5 }, () => call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, body)));
+  for (let i = 0; i < 4; i++) await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { i } });
+  const late = await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, body);
+  for (const r of [...dupes, late]) {
+    expect(r.status).toBe(200);
+    expect(r.body.deduplicated).toBe(true);
+    expect(r.body.event_id).toBe(first.body.event_id);
+    expect(r.body.seq).toBe(first.body.seq);
+  }
+  const { rows } = await sys.pool.query(`SELECT count(*)::int AS n FROM timeline_events WHERE session_id = $1 AND idempotency_key = 'call-1'`, [id]);
+  expect(rows[0].n).toBe(1);
+  expect(await chain(sys, id)).toHaveLength(6);
+});
+
+test('an idle session is ended with reason idle and archived', async () => {
+  sys = await startTestSystem();
+  const id = uniqueSessionId('idle');
+  await createSession(sys, id, { idle_timeout_s: 2 });
+  await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { input: 'hi' } });
+  const result = await sys.client.workflow.getHandle(`session/${id}`).result();
+  expect(result.reason).toBe('idle');
+  const rows = await chain(sys, id);
+  expect(rows.map((r) => r.event_type)).toEqual(['SESSION_CREATE', 'USER_INPUT', 'SESSION_END']);
+  expect(rows[2].content).toEqual({ reason: 'idle', idle_timeout_s: 2 });
+  const d = await call(sys.baseUrl, 'GET', `/v1/sessions/${id}`);
+  expect(d.body.status).toBe('archived');
+  const late = await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: {} });
+  expect(late.status).toBe(409);
+});
+
+test('verify names the first tampered seq and why (superuser disables the triggers and edits rows)', async () => {
+  sys = await startTestSystem();
+  const ids = [uniqueSessionId('tamper_content'), uniqueSessionId('tamper_link'), uniqueSessionId('tamper_gap')];
+  for (const id of ids) {
+    await createSession(sys, id);
+    for (let i = 0; i < 5; i++) await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { i } });
+    expect((await call(sys.baseUrl, 'GET', `/v1/sessions/${id}/verify`)).body.ok).toBe(true);
+  }
+  const c = await sys.ownerPool.connect();
+  try {
+    await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
+    await c.query(`UPDATE timeline_events SET content = '{"i": 99}' WHERE session_id = $1 AND seq = 4`, [ids[0]]);
+    // A careful forger re-hashes the row it re-links, so only the link gives it away.
+    const { rows } = await c.query('SELECT * FROM timeline_events WHERE session_id = $1 AND seq = 3', [ids[1]]);
+    const forged = { ...rows[0], seq: 3, ts: Number(rows[0].ts), prev_hash: '0'.repeat(64) };
+    await c.query('UPDATE timeline_events SET prev_hash = $2, hash = $3 WHERE session_id = $1 AND seq = 3', [ids[1], forged.prev_hash, computeEventHash(forged)]);
+    await c.query('DELETE FROM timeline_events WHERE session_id = $1 AND seq = 5', [ids[2]]);
+  } finally {
+    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_guard');
+    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_no_update_delete');
+    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_no_truncate');
+    c.release();
+  }
+  const v = await Promise.all(ids.map((id) => call(sys.baseUrl, 'GET', `/v1/sessions/${id}/verify`)));
+  expect(v[0].body).toMatchObject({ ok: false, first_bad_seq: 4, reason: 'content_changed', checked: 4, head_seq: 3 });
+  expect(v[1].body).toMatchObject({ ok: false, first_bad_seq: 3, reason: 'link_broken' });
+  expect(v[2].body).toMatchObject({ ok: false, first_bad_seq: 6, reason: 'gap' });
+});

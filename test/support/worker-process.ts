@@ -1,0 +1,31 @@
+/**
+ * A worker in its own process, so a test can kill it with SIGKILL mid-append.
+ * Env: TK_TEST_TEMPORAL_ADDRESS, TK_TEST_APP_URL, TK_TEST_WORKFLOW_BUNDLE, TASK_QUEUE.
+ */
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { createPool } from '../../lib/db';
+import { createTimekeeperWorker } from '../../worker/worker';
+import { testEnv } from './system';
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const env = testEnv();
+  const pool = createPool(env.appUrl);
+  const connection = await NativeConnection.connect({ address: env.temporalAddress });
+  const worker = await createTimekeeperWorker({
+    connection,
+    namespace: 'default',
+    taskQueue: process.env.TASK_QUEUE!,
+    pool,
+    workflowBundle: { codePath: env.workflowBundle },
+  });
+  const running = worker.run();
+  process.stdout.write('worker ready\n');
+  await running;
+  await pool.end();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

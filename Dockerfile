@@ -1,10 +1,13 @@
-# Timekeeper API / worker / migrations image. One image, three commands:
-#   npm run api | npm run worker | npm run migrate   (see docker-compose.yml)
-# There is no build step: tsx is a runtime dependency and runs the TypeScript directly.
+# Timekeeper API / worker / migrations image. One image, three roles (docker-compose.yml):
+#   tsx bin/api.ts | tsx bin/worker.ts | npm run migrate
+# (the bodies of the api / worker / migrate scripts in package.json). There is no build
+# step: tsx is a runtime dependency and runs the TypeScript directly.
 FROM node:20-bookworm-slim
 
-# npm is only a script runner here: no update checks or funding notices at start-up.
+# node_modules/.bin on PATH so the package.json script bodies (`tsx bin/api.ts`) run as
+# they are; npm itself is only used for one-shot jobs: no update checks or funding notices.
 ENV NODE_ENV=production \
+    PATH=/app/node_modules/.bin:$PATH \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
     NPM_CONFIG_FUND=false
 
@@ -21,11 +24,13 @@ COPY activities ./activities
 COPY worker ./worker
 COPY api ./api
 COPY bin ./bin
-# SQL migrations, read from disk by `npm run migrate`.
+# SQL migrations, read from disk by lib/migrate.ts (the migrate job and the worker).
 COPY schema ./schema
 
 # The code stays root-owned and read-only to the process; tsx writes its cache to /tmp.
 USER node
 
 EXPOSE 8000
-CMD ["npm", "run", "api"]
+# `npm run api` without npm: npm exits on SIGTERM without passing it on, so the api would
+# be killed instead of closing its connections. tsx relays the signal and waits.
+CMD ["tsx", "bin/api.ts"]

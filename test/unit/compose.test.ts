@@ -5,10 +5,15 @@
  * reading it: every check is a pure function that returns a list of problems, run once
  * against the real files (expecting none) and once per check against a deliberately
  * broken copy (expecting the breakage to be reported), so no check can silently pass.
+ * Where the deployment must agree with the code (env names, search attributes, server
+ * limits, key-file rules) the values come from the code itself, so the two cannot drift.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { parse } from 'yaml';
+import { Scope } from '../../api/auth';
+import { type Config, loadConfig } from '../../lib/config';
+import { DEV_DYNAMIC_CONFIG, SEARCH_ATTRIBUTES } from '../../lib/temporal-server';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -416,7 +421,7 @@ const checkSearchAttributes: Check = ({ loaded }) => {
   if (!/operator namespace create/.test(script)) problems.push('job does not create the namespace when missing');
   if (!/operator search-attribute create/.test(script)) problems.push('job does not create search attributes');
   const declared = new Map([...script.matchAll(/--name\s+(\w+)\s+--type\s+(\w+)/g)].map((m) => [m[1], m[2]]));
-  for (const sa of ['SessionId', 'AgentId', 'Channel']) {
+  for (const sa of SEARCH_ATTRIBUTES) {
     if (declared.get(sa) !== 'Keyword') problems.push(`search attribute ${sa} is not created as Keyword`);
   }
   return problems;
@@ -475,6 +480,42 @@ const checkEventsDatabase: Check = ({ loaded }) => {
         problems.push(`${name}: APP_DATABASE_URL password differs from the APP_DB_PASSWORD given to migrate`);
       }
     }
+  }
+  return problems;
+};
+
+/**
+ * The app services' environment as lib/config.ts reads it: a misspelt or renamed
+ * variable would silently fall back to a development default.
+ */
+const checkAppConfig: Check = ({ loaded }) => {
+  const all = services(loaded.doc);
+  const problems: string[] = [];
+  const defaults = loadConfig({});
+  const mustSet = (who: string, cfg: Config, field: keyof Config) => {
+    if (cfg[field] === defaults[field]) {
+      problems.push(`${who}: config ${field} keeps its development default (${String(defaults[field])}): variable missing or misspelt`);
+    }
+  };
+  const expect = (who: string, field: keyof Config, actual: unknown, wanted: unknown) => {
+    if (actual !== wanted) problems.push(`${who}: config ${field} is ${String(actual)}, expected ${String(wanted)}`);
+  };
+  for (const name of ['migrate', 'worker', 'api']) {
+    if (!all[name]) continue;
+    const cfg = loadConfig(envOf(all[name]));
+    if (cfg.databaseUrlIsDefault) problems.push(`${name}: config databaseUrl keeps its development default: DATABASE_URL missing or misspelt`);
+    if (name === 'migrate') continue;
+    for (const field of ['appDatabaseUrl', 'temporalAddress'] as const) mustSet(name, cfg, field);
+    expect(name, 'temporalNamespace', cfg.temporalNamespace, 'default');
+    expect(name, 'taskQueue', cfg.taskQueue, 'timekeeper');
+  }
+  if (all.api) {
+    const cfg = loadConfig(envOf(all.api));
+    for (const field of ['host', 'apiKeysFile', 'temporalUiUrl'] as const) mustSet('api', cfg, field);
+    expect('api', 'port', cfg.port, 8000);
+    // Published ports only reach a server bound to all interfaces.
+    expect('api', 'host', cfg.host, '0.0.0.0');
+    expect('api', 'temporalUiUrl', cfg.temporalUiUrl, 'http://localhost:8233');
   }
   return problems;
 };
@@ -590,6 +631,14 @@ const checkDynamicConfig: Check = ({ loaded, repo }) => {
   for (const key of ['frontend.enableUpdateWorkflowExecution', 'frontend.enableExecuteMultiOperation']) {
     if (values[key] !== true) problems.push(`${key} must be true`);
   }
+  // Production runs under the limits the dev server (and so every test) runs under.
+  for (const [key, dev] of Object.entries(DEV_DYNAMIC_CONFIG)) {
+    if (values[key] !== dev) problems.push(`${key}=${String(values[key])} but the dev server uses ${String(dev)}`);
+  }
+  // The workflow must continue-as-new before the server's hard cap on updates per run.
+  const maxTotal = Number(values['history.maxTotalUpdates'] ?? 2000);
+  const perRun = loadConfig({}).updatesPerRun;
+  if (!(perRun < maxTotal)) problems.push(`history.maxTotalUpdates=${maxTotal} is not above SESSION_UPDATES_PER_RUN=${perRun}`);
   return problems;
 };
 
@@ -620,18 +669,20 @@ const checkSecrets: Check = ({ loaded, repo }) => {
     if (repo.isFile(file)) {
       try {
         const keys = (JSON.parse(repo.read(file)) as { keys?: unknown }).keys;
+        // The rules api/auth.ts enforces at start-up: keys of 8+ characters, known scopes.
+        const known: unknown[] = Object.values(Scope);
         const valid =
           Array.isArray(keys) &&
           keys.length > 0 &&
           keys.every(
             (k) =>
               typeof k?.key === 'string' &&
-              k.key.length > 0 &&
+              k.key.length >= 8 &&
               Array.isArray(k.scopes) &&
               k.scopes.length > 0 &&
-              k.scopes.every((s: unknown) => typeof s === 'string'),
+              k.scopes.every((s: unknown) => known.includes(s)),
           );
-        if (!valid) problems.push(`${file}: expected {"keys":[{"key":"...","scopes":["..."]}]}`);
+        if (!valid) problems.push(`${file}: expected {"keys":[{"key":"<8+ chars>","scopes":[${known.map((k) => `"${k}"`).join('|')}]}]}`);
       } catch (e) {
         problems.push(`${file} is not JSON: ${(e as Error).message}`);
       }
@@ -644,19 +695,34 @@ function packageScripts(repo: Repo): Record<string, string> {
   return (JSON.parse(repo.read('package.json')) as { scripts?: Record<string, string> }).scripts ?? {};
 }
 
-/** `npm run X` in a command, or undefined when the command is something else. */
-function npmScript(tokens: string[]): string | undefined {
-  const i = tokens.findIndex((t, k) => t === 'npm' && (tokens[k + 1] === 'run' || tokens[k + 1] === 'run-script'));
-  return i >= 0 ? tokens[i + 2] : undefined;
+const isNpmRun = (tokens: string[]) => tokens[0] === 'npm' && (tokens[1] === 'run' || tokens[1] === 'run-script');
+
+/**
+ * The package.json script a command runs: `npm run X`, or X's body run directly
+ * (`tsx bin/worker.ts`). Returns the name, or a problem when the command is neither.
+ */
+function scriptOf(tokens: string[], scripts: Record<string, string>): { script?: string; problem?: string } {
+  if (isNpmRun(tokens)) {
+    const name = tokens[2];
+    return name in scripts ? { script: name } : { problem: `npm script "${name}" is not in package.json` };
+  }
+  const line = tokens.join(' ');
+  const match = Object.entries(scripts).find(([, body]) => body.trim().split(/\s+/).join(' ') === line);
+  return match ? { script: match[0] } : { problem: `command "${line}" is neither \`npm run <script>\` nor a package.json script's body` };
 }
 
-const checkNpmScripts: Check = ({ loaded, repo }) => {
+const checkScripts: Check = ({ loaded, repo }) => {
   const scripts = packageScripts(repo);
   const problems: string[] = [];
   for (const [name, svc] of appServices(loaded.doc)) {
-    const script = npmScript(commandTokens(svc));
-    if (!script) problems.push(`${name}: command is not \`npm run <script>\``);
-    else if (!(script in scripts)) problems.push(`${name}: npm script "${script}" is not in package.json`);
+    const tokens = commandTokens(svc);
+    const { problem } = scriptOf(tokens, scripts);
+    if (problem) problems.push(`${name}: ${problem}`);
+    // npm exits on SIGTERM without passing it on (its shell dies too), so a long-running
+    // service under `npm run` is SIGKILLed without draining or closing connections.
+    if (isNpmRun(tokens) && !isOneShot(svc)) {
+      problems.push(`${name}: long-running service under \`npm run\` would not receive SIGTERM; run the script's body`);
+    }
   }
   return problems;
 };
@@ -778,18 +844,22 @@ const checkDockerfile: Check = ({ loaded, repo }) => {
   if (npmCiAt < 0) problems.push('no `RUN npm ci`');
   else if (!(firstManifestCopy < npmCiAt)) problems.push('package-lock.json must be copied before `npm ci`');
 
-  // Entry files of every npm script the image runs (compose commands and the default CMD).
+  // Entry files of every script the image runs (compose commands and the default CMD).
   const scripts = packageScripts(repo);
   const used = new Set<string>();
   for (const [, svc] of appServices(loaded.doc)) {
-    const s = npmScript(commandTokens(svc));
-    if (s) used.add(s);
+    const { script } = scriptOf(commandTokens(svc), scripts);
+    if (script) used.add(script);
   }
   const cmd = instructions.filter((i) => i.op === 'CMD').pop();
   if (cmd) {
     const tokens = cmd.args.startsWith('[') ? (JSON.parse(cmd.args) as string[]) : cmd.args.split(/\s+/);
-    const s = npmScript(tokens);
-    if (s) used.add(s);
+    const { script, problem } = scriptOf(tokens, scripts);
+    if (script) used.add(script);
+    else problems.push(`CMD: ${problem}`);
+    if (isNpmRun(tokens)) problems.push('CMD runs `npm run`, which would not pass SIGTERM on to the api');
+  } else {
+    problems.push('no default CMD');
   }
   const entries: string[] = [];
   for (const s of used) {
@@ -817,13 +887,14 @@ const CHECKS: Record<string, Check> = {
   'points every Temporal client at the frontend service': checkTemporalClients,
   'creates the namespace and Keyword search attributes': checkSearchAttributes,
   'points DATABASE_URL / APP_DATABASE_URL at events-db/timekeeper with matching credentials': checkEventsDatabase,
+  'sets the app environment under the names lib/config.ts reads': checkAppConfig,
   'orders and drains the worker, and health-checks the api': checkAppLifecycle,
   'publishes api 8000 and UI 8233 with no host port clash': checkPorts,
   'builds from an existing Dockerfile': checkBuilds,
   'bind-mounts only existing repository files and declared volumes': checkMounts,
   'mounts a valid dynamic config with maxInFlightUpdates >= 20': checkDynamicConfig,
   'reads secrets from existing, well-formed files': checkSecrets,
-  'runs npm scripts that exist in package.json': checkNpmScripts,
+  'runs package.json scripts, and long-running ones without npm in the way': checkScripts,
   'has a Dockerfile that copies every folder the scripts need': checkDockerfile,
 };
 
@@ -881,6 +952,9 @@ describe('the compose checks catch broken wiring', () => {
     ['APP_DATABASE_URL on another database', checkEventsDatabase, () => withCompose((_, s) => { (s.worker.environment as Dict).APP_DATABASE_URL = 'postgres://timekeeper_app:timekeeper-app-dev@events-db:5432/postgres'; }), /database postgres/],
     ['an owner password that differs from the database', checkEventsDatabase, () => withText('${EVENTS_DB_PASSWORD:-timekeeper-dev}\n', '${EVENTS_DB_PASSWORD:-other}\n'), /password differs/],
     ['an app password that differs from migrate', checkEventsDatabase, () => withCompose((_, s) => { (s.migrate.environment as Dict).APP_DB_PASSWORD = 'x'; }), /APP_DB_PASSWORD/],
+    ['a misspelt app variable', checkAppConfig, () => withText('  TEMPORAL_ADDRESS: temporal:7233\n', '  TEMPORAL_ADRESS: temporal:7233\n'), /temporalAddress keeps its development default/],
+    ['an api bound to loopback', checkAppConfig, () => withText('HOST: 0.0.0.0', 'HOST: 127.0.0.1'), /host is 127\.0\.0\.1/],
+    ['an api without keys file', checkAppConfig, () => withCompose((_, s) => { delete (s.api.environment as Dict).TIMEKEEPER_API_KEYS_FILE; }), /apiKeysFile keeps its development default/],
     ['a worker that does not drain', checkAppLifecycle, () => withCompose((_, s) => { s.worker.stop_grace_period = '10s'; }), /stop_grace_period/],
     ['an api healthcheck on the wrong path', checkAppLifecycle, () => withText('8000/readyz', '8000/healthz'), /readyz/],
     ['the api not publishing 8000', checkPorts, () => withText('"8000:8000"', '"8080:8000"'), /api must publish/],
@@ -891,12 +965,19 @@ describe('the compose checks catch broken wiring', () => {
     ['an undeclared named volume', checkMounts, () => withText('events-db-data:/var/lib', 'events-data:/var/lib'), /not declared/],
     ['maxInFlightUpdates below 20', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', 'value: 500', 'value: 10')), /maxInFlightUpdates=10/],
     ['update-with-start disabled', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', /(enableExecuteMultiOperation:\n {2}- value:) true/, '$1 false')), /enableExecuteMultiOperation/],
+    ['a dynamic config that drifts from the dev server', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', 'value: 500', 'value: 400')), /dev server uses 500/],
+    ['a cap on updates below the per-run rotation', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', 'value: 2000', 'value: 900')), /SESSION_UPDATES_PER_RUN/],
     ['a dynamic config that does not parse', checkDynamicConfig, () => withFiles({ 'deploy/temporal/dynamicconfig.yaml': 'a: [' }), /does not parse/],
     ['a dynamic config path that is not mounted', checkDynamicConfig, () => withCompose((_, s) => { (s.temporal.environment as Dict).DYNAMIC_CONFIG_FILE_PATH = 'config/dynamicconfig/other.yaml'; }), /no bind mount/],
     ['a missing secret file', checkSecrets, () => withFiles({ 'deploy/api-keys.example.json': null }), /does not exist/],
-    ['a malformed keys file', checkSecrets, () => withFiles({ 'deploy/api-keys.example.json': '{"keys":[{"key":"k"}]}' }), /expected/],
+    ['a malformed keys file', checkSecrets, () => withFiles({ 'deploy/api-keys.example.json': '{"keys":[{"key":"change-me"}]}' }), /expected/],
+    ['an example key the api would reject', checkSecrets, () => withFiles({ 'deploy/api-keys.example.json': '{"keys":[{"key":"short","scopes":["agent"]}]}' }), /8\+ chars/],
+    ['an unknown scope', checkSecrets, () => withFiles({ 'deploy/api-keys.example.json': '{"keys":[{"key":"change-me-x","scopes":["writer"]}]}' }), /expected/],
     ['a keys path that is not a mounted secret', checkSecrets, () => withCompose((_, s) => { s.api.secrets = []; }), /not a secret mounted/],
-    ['a command running a missing npm script', checkNpmScripts, () => withCompose((_, s) => { s.worker.command = ['npm', 'run', 'wrker']; }), /"wrker"/],
+    ['a command running a missing npm script', checkScripts, () => withCompose((_, s) => { s.migrate.command = ['npm', 'run', 'migrat']; }), /"migrat"/],
+    ['a command that is no package.json script', checkScripts, () => withCompose((_, s) => { s.worker.command = ['tsx', 'bin/wrker.ts']; }), /tsx bin\/wrker\.ts/],
+    ['a long-running service under npm run', checkScripts, () => withCompose((_, s) => { s.worker.command = ['npm', 'run', 'worker']; }), /worker: long-running service under `npm run`/],
+    ['a CMD under npm run', checkDockerfile, () => withFiles(replaceIn('Dockerfile', 'CMD ["tsx", "bin/api.ts"]', 'CMD ["npm", "run", "api"]')), /CMD runs `npm run`/],
     ['a Dockerfile without COPY bin', checkDockerfile, () => withFiles(replaceIn('Dockerfile', /^COPY bin .*\n/m, '')), /bin\//],
     [
       'a Dockerfile missing a folder reached through imports',

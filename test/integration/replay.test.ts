@@ -1,0 +1,66 @@
+/**
+ * Replays every recorded session workflow history (test/replay/histories, written by
+ * `npm run record-histories`) against the current workflow code: a change that would break
+ * running sessions fails here. See test/replay/README.md.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DefaultLogger, ReplayWorkerOptions, Runtime, Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { readHistoryFile } from '../replay/history-json';
+import { TEST_ENV } from '../support/env';
+
+const HISTORIES = path.resolve(__dirname, '../replay/histories');
+const files = fs.existsSync(HISTORIES)
+  ? fs
+      .readdirSync(HISTORIES)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+  : [];
+
+/** The bundle global-setup built from ./workflows, or ./workflows itself outside jest's set-up. */
+function currentWorkflows(): Pick<ReplayWorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const prebuilt = process.env[TEST_ENV.workflowBundle];
+  return prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath: require.resolve('../../workflows') };
+}
+
+beforeAll(() => {
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    /* already installed in this process */
+  }
+});
+
+describe('workflow replay', () => {
+  test('the recorded histories are there (an empty folder must not pass)', () => {
+    expect(files.length).toBeGreaterThanOrEqual(5);
+  });
+
+  test('every recorded history replays against the current session workflow', async () => {
+    const histories = files.map((f) => ({ file: f, ...readHistoryFile(path.join(HISTORIES, f)) }));
+    for (const h of histories) {
+      expect(h.history.events[0].workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('sessionWorkflow');
+    }
+    const byRun = new Map(histories.map((h) => [h.history.events[0].workflowExecutionStartedEventAttributes!.originalExecutionRunId, h.file]));
+    const results = Worker.runReplayHistories({ ...currentWorkflows(), replayName: 'replay-test' }, histories);
+    const outcomes: Record<string, string> = {};
+    for await (const r of results) {
+      outcomes[byRun.get(r.runId) ?? `${r.workflowId}/${r.runId}`] = r.error ? `${r.error.name}: ${r.error.message}` : 'ok';
+    }
+    expect(outcomes).toEqual(Object.fromEntries(files.map((f) => [f, 'ok'])));
+  });
+
+  test('the check has teeth: a workflow with one extra timer fails replay with a determinism violation', async () => {
+    const { workflowId, history } = readHistoryFile(path.join(HISTORIES, 'basic-lifecycle.json'));
+    const err = await Worker.runReplayHistory(
+      { workflowsPath: require.resolve('../replay/nondeterministic-workflow'), replayName: 'replay-negative' },
+      history,
+      workflowId,
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DeterminismViolationError);
+  });
+});

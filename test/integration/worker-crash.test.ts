@@ -1,0 +1,92 @@
+/**
+ * A worker killed with SIGKILL in the middle of appends: once a replacement worker runs,
+ * every append the clients saw acknowledged is stored exactly once, and no retried append
+ * is stored twice.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { verifyTimeline } from '../../lib/timeline-queries';
+import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function spawnWorker(taskQueue: string): Promise<ChildProcess> {
+  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
+    env: { ...process.env, TASK_QUEUE: taskQueue },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+    child.stdout!.on('data', (b: Buffer) => {
+      if (b.toString().includes('worker ready')) resolve(child);
+    });
+  });
+}
+
+/** What a well-behaved client does: retry a failed append with the same idempotency key. */
+async function appendWithRetry(base: string, id: string, n: number) {
+  const body = { type: n % 2 ? 'LLM_RESPONSE' : 'USER_INPUT', content: { n }, idempotency_key: `${id}-${n}` };
+  for (let attempt = 0; attempt < 60; attempt++) {
+    try {
+      const r = await call(base, 'POST', `/v1/sessions/${id}/events`, body);
+      if (r.status === 200 || r.status === 201) return { attempts: attempt + 1, body: r.body };
+      if (r.status < 500) throw new Error(`append refused: ${r.status} ${JSON.stringify(r.body)}`);
+    } catch (err) {
+      if ((err as Error).message.startsWith('append refused')) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`append ${id}/${n} never succeeded`);
+}
+
+let sys: TestSystem;
+const workers: ChildProcess[] = [];
+afterAll(async () => {
+  await Promise.all(
+    workers.map((w) =>
+      w.exitCode !== null || w.signalCode !== null ? undefined : new Promise((r) => {
+        w.once('exit', r);
+        w.kill('SIGKILL');
+      }),
+    ),
+  );
+  await sys?.stop();
+});
+
+test('SIGKILL of the worker mid-append loses and duplicates nothing acknowledged', async () => {
+  sys = await startTestSystem({ worker: false });
+  workers.push(await spawnWorker(sys.config.taskQueue));
+  const sessions = Array.from({ length: 4 }, () => uniqueSessionId('crash'));
+  for (const id of sessions) expect((await call(sys.baseUrl, 'POST', '/v1/sessions', { session_id: id })).status).toBe(201);
+
+  const perSession = 25;
+  const acknowledged: Record<string, { seq: number; event_id: string }[]> = {};
+  const appenders = sessions.map(async (id) => {
+    acknowledged[id] = [];
+    for (let n = 0; n < perSession; n++) {
+      const { body } = await appendWithRetry(sys.baseUrl, id, n);
+      acknowledged[id].push({ seq: body.seq, event_id: body.event_id });
+    }
+  });
+
+  // Let appends get going, then kill the worker without warning and start a new one.
+  await new Promise((r) => setTimeout(r, 700));
+  const before = (await sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = ANY($1)', [sessions])).rows[0].n;
+  workers[0].kill('SIGKILL');
+  await new Promise((r) => setTimeout(r, 1500));
+  workers.push(await spawnWorker(sys.config.taskQueue));
+  await Promise.all(appenders);
+
+  expect(before).toBeGreaterThan(sessions.length); // the kill really happened mid-stream
+  expect(before).toBeLessThan(sessions.length * (perSession + 1));
+  for (const id of sessions) {
+    const { rows } = await sys.pool.query('SELECT seq, event_id, content FROM timeline_events WHERE session_id = $1 ORDER BY seq', [id]);
+    expect(rows).toHaveLength(perSession + 1);
+    // Appended in order, each exactly once.
+    expect(rows.slice(1).map((r) => r.content.n)).toEqual(Array.from({ length: perSession }, (_, n) => n));
+    for (const a of acknowledged[id]) {
+      expect(rows.find((r) => r.event_id === a.event_id)?.seq).toBe(a.seq);
+    }
+    expect((await verifyTimeline(sys.pool, id)).ok).toBe(true);
+  }
+});

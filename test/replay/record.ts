@@ -1,0 +1,301 @@
+/**
+ * Records session workflow histories for the replay test (test/integration/replay.test.ts).
+ *
+ *   npm run record-histories                 # writes test/replay/histories/<scenario>.json
+ *   npm run record-histories -- --tag v2     # writes <scenario>.v2.json next to the old ones
+ *   npm run record-histories -- --overwrite  # replaces existing files (see README: normally never)
+ *
+ * Starts everything it needs itself: a Temporal dev server on free ports, a scratch database
+ * timekeeper_record_<pid> on the local PostgreSQL (dropped afterwards), a worker with the real
+ * activities, and a Temporal client that drives each scenario the way the API does. Nothing
+ * is written unless every scenario completes as expected.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection, WithStartWorkflowOperation, WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, SearchAttributeType, TypedSearchAttributes, defineSearchAttributeKey } from '@temporalio/common';
+import { historyToJSON } from './history-json';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { Client as PgClient } from 'pg';
+import { deriveAppUrl, DEFAULT_DATABASE_URL } from '../../lib/config';
+import { createPool, quoteIdent, withDatabase } from '../../lib/db';
+import { migrate } from '../../lib/migrate';
+import { freePort, startDevServer } from '../../lib/temporal-server';
+import { createTimekeeperWorker } from '../../worker/worker';
+import type { sessionWorkflow } from '../../workflows/session';
+import {
+  AppendRequest,
+  AppendResult,
+  EventType,
+  SessionSettings,
+  SessionWorkflowResult,
+  appendUpdate,
+  createdUpdate,
+  endUpdate,
+  sessionWorkflowId,
+} from '../../workflows/messages';
+
+export const HISTORIES_DIR = path.join(__dirname, 'histories');
+
+type History = import('./history-json').History;
+type Session = WorkflowHandle<typeof sessionWorkflow>;
+
+const SessionIdKey = defineSearchAttributeKey('SessionId', SearchAttributeType.KEYWORD);
+
+interface Ctx {
+  client: Client;
+  taskQueue: string;
+}
+
+/** One recorded run: the file name (without .json) and its history. */
+interface Recorded {
+  name: string;
+  history: History;
+}
+
+function assert(cond: unknown, msg: string): asserts cond {
+  if (!cond) throw new Error(`scenario check failed: ${msg}`);
+}
+
+/** As api/timeline-service.ts createSession: update-with-start of `created`. */
+async function createSession(ctx: Ctx, sessionId: string, overrides: Partial<SessionSettings> = {}): Promise<Session> {
+  const settings: SessionSettings = {
+    sessionId,
+    timelineId: randomUUID(),
+    createEventId: randomUUID(),
+    agentId: 'recorder',
+    channel: 'replay',
+    metadata: { scenario: sessionId },
+    maxContentBytes: 262144,
+    updatesPerRun: 1000,
+    ...overrides,
+  };
+  const start = new WithStartWorkflowOperation<typeof sessionWorkflow>('sessionWorkflow', {
+    workflowId: sessionWorkflowId(sessionId),
+    taskQueue: ctx.taskQueue,
+    args: [{ settings }],
+    workflowIdConflictPolicy: 'FAIL',
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    typedSearchAttributes: new TypedSearchAttributes([{ key: SessionIdKey, value: sessionId }]),
+  });
+  const created = await ctx.client.workflow.executeUpdateWithStart(createdUpdate, { startWorkflowOperation: start });
+  assert(created.event_type === EventType.SessionCreate && created.seq === 1, `${sessionId}: created returns SESSION_CREATE seq 1`);
+  return ctx.client.workflow.getHandle<typeof sessionWorkflow>(sessionWorkflowId(sessionId));
+}
+
+/** As api/timeline-service.ts append: update id from the idempotency key, else the event id. */
+function append(h: Session, type: string, content: AppendRequest['content'], opts: { idempotencyKey?: string; updateId?: string } = {}): Promise<AppendResult> {
+  const req: AppendRequest = { eventId: randomUUID(), type, content, idempotencyKey: opts.idempotencyKey, clientEventId: false };
+  const updateId = opts.updateId ?? (req.idempotencyKey ? `key:${req.idempotencyKey}` : `event:${req.eventId}`);
+  return h.executeUpdate(appendUpdate, { args: [req], updateId });
+}
+
+function end(h: Session, reason = 'done'): Promise<AppendResult> {
+  const eventId = randomUUID();
+  return h.executeUpdate(endUpdate, { args: [{ eventId, reason }], updateId: `event:${eventId}` });
+}
+
+async function expectUpdateFailure(p: Promise<unknown>, type: string, what: string): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+    assert(cause instanceof ApplicationFailure && cause.type === type, `${what}: expected failure ${type}, got ${String(err)}`);
+    return;
+  }
+  throw new Error(`scenario check failed: ${what}: the update succeeded`);
+}
+
+/** Every run of the handle's workflow id, first run first, found through continuedExecutionRunId. */
+async function fetchRuns(ctx: Ctx, h: Session): Promise<History[]> {
+  const runs: History[] = [];
+  let runId: string | undefined = (await h.describe()).runId;
+  while (runId) {
+    const history: History = await ctx.client.workflow.getHandle(h.workflowId, runId).fetchHistory();
+    runs.unshift(history);
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    runId = started?.continuedExecutionRunId || undefined;
+  }
+  return runs;
+}
+
+async function finish(ctx: Ctx, h: Session, reason: string): Promise<History> {
+  const result: SessionWorkflowResult = await h.result();
+  assert(result.reason === reason, `${h.workflowId}: completed with reason ${reason}, got ${result.reason}`);
+  const runs = await fetchRuns(ctx, h);
+  assert(runs.length === 1, `${h.workflowId}: one run, got ${runs.length}`);
+  return runs[0];
+}
+
+const CONTENT: Record<string, (i: number) => AppendRequest['content']> = {
+  [EventType.UserInput]: (i) => ({ input: `question ${i}` }),
+  [EventType.LlmResponse]: (i) => ({ response: `answer ${i}`, model: 'test' }),
+  [EventType.ToolCall]: (i) => ({ tool_name: 'search', params: { q: `q${i}` } }),
+  [EventType.ToolResult]: (i) => ({ tool_name: 'search', result: [i, i + 1] }),
+};
+
+const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
+  /** (a) create, a few appends of each type, end. */
+  async 'basic-lifecycle'(ctx) {
+    const h = await createSession(ctx, 'record-basic');
+    let seq = 1;
+    for (let round = 0; round < 2; round++) {
+      for (const [type, content] of Object.entries(CONTENT)) {
+        const r = await append(h, type, content(round));
+        assert(r.event.seq === ++seq, `basic: seq ${seq}`);
+      }
+    }
+    await end(h, 'done');
+    return [{ name: 'basic-lifecycle', history: await finish(ctx, h, 'done') }];
+  },
+
+  /** (b) 25 concurrent appends, then end. */
+  async 'concurrent-appends'(ctx) {
+    const h = await createSession(ctx, 'record-concurrent');
+    const results = await Promise.all(Array.from({ length: 25 }, (_, i) => append(h, EventType.UserInput, { input: `burst ${i}` })));
+    const seqs = results.map((r) => r.event.seq).sort((a, b) => a - b);
+    assert(seqs.join() === Array.from({ length: 25 }, (_, i) => i + 2).join(), 'concurrent: seqs 2..26, each once');
+    await end(h, 'done');
+    return [{ name: 'concurrent-appends', history: await finish(ctx, h, 'done') }];
+  },
+
+  /** (c) idempotent retries and refused updates, then end through append(SESSION_END). */
+  async 'idempotency-and-rejection'(ctx) {
+    const h = await createSession(ctx, 'record-idempotency');
+    const first = await append(h, EventType.UserInput, { input: 'once' }, { idempotencyKey: 'retry-1' });
+    // The API's retry: same key, so same update id; the server answers from the completed update.
+    const retried = await append(h, EventType.UserInput, { input: 'once' }, { idempotencyKey: 'retry-1' });
+    assert(retried.event.seq === first.event.seq && retried.event.event_id === first.event.event_id, 'retry returns the first event');
+    // A retry that reaches the workflow under another update id (as after continue-as-new): the activity deduplicates.
+    const viaWorkflow = await append(h, EventType.UserInput, { input: 'once' }, { idempotencyKey: 'retry-1', updateId: 'retry-1-again' });
+    assert(viaWorkflow.deduplicated && viaWorkflow.event.seq === first.event.seq, 'second delivery is deduplicated by the activity');
+    // Refused by the validator: never enters history.
+    await expectUpdateFailure(append(h, 'DELETE_ALL', {}), 'InvalidEventType', 'bad event type');
+    // Accepted, then failed by the handler: the key was used for different content.
+    await expectUpdateFailure(append(h, EventType.UserInput, { input: 'other' }, { idempotencyKey: 'retry-1', updateId: 'retry-1-conflict' }), 'IdempotencyKeyReused', 'key reuse');
+    const next = await append(h, EventType.LlmResponse, { response: 'after' });
+    assert(next.event.seq === first.event.seq + 1, 'nothing was written for the refused updates');
+    const eventId = randomUUID();
+    await h.executeUpdate(appendUpdate, {
+      args: [{ eventId, type: EventType.SessionEnd, content: { reason: 'finished' } }],
+      updateId: `event:${eventId}`,
+    });
+    return [{ name: 'idempotency-and-rejection', history: await finish(ctx, h, 'finished') }];
+  },
+
+  /** (d) continue-as-new every 5 appends: 12 appends and the end span three runs. */
+  async 'continue-as-new'(ctx) {
+    const h = await createSession(ctx, 'record-can', { updatesPerRun: 5 });
+    const types = Object.keys(CONTENT);
+    for (let i = 0; i < 12; i++) {
+      const r = await append(h, types[i % types.length], CONTENT[types[i % types.length]](i));
+      assert(r.event.seq === i + 2, `continue-as-new: seq ${i + 2}`);
+    }
+    await end(h, 'done');
+    const result = await h.result();
+    assert(result.reason === 'done' && result.head.seq === 14, 'continue-as-new: ends at seq 14');
+    const runs = await fetchRuns(ctx, h);
+    assert(runs.length === 3, `continue-as-new: three runs, got ${runs.length}`);
+    return runs.map((history, i) => ({ name: `continue-as-new.run${i + 1}`, history }));
+  },
+
+  /** (e) idle timeout after 2 s without appends. */
+  async 'idle-timeout'(ctx) {
+    const h = await createSession(ctx, 'record-idle', { idleTimeoutS: 2 });
+    return [{ name: 'idle-timeout', history: await finish(ctx, h, 'idle') }];
+  },
+};
+
+function parseArgs(argv: string[]): { tag?: string; overwrite: boolean; only?: string[] } {
+  const out: { tag?: string; overwrite: boolean; only?: string[] } = { overwrite: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--overwrite') out.overwrite = true;
+    else if (a === '--tag') out.tag = argv[++i];
+    else if (a === '--only') out.only = argv[++i].split(',');
+    else throw new Error(`unknown argument ${a}; use --tag NAME, --only a,b or --overwrite`);
+  }
+  if (out.tag !== undefined && !/^[A-Za-z0-9_-]+$/.test(out.tag)) throw new Error('--tag must be letters, digits, - or _');
+  return out;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const selected = Object.keys(scenarios).filter((s) => !args.only || args.only.includes(s));
+  if (args.only) for (const s of args.only) if (!scenarios[s]) throw new Error(`unknown scenario ${s}; known: ${Object.keys(scenarios).join(', ')}`);
+  const began = Date.now();
+  const log = (m: string) => console.log(`[record ${((Date.now() - began) / 1000).toFixed(1)}s] ${m}`);
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+
+  const server = process.env.TEST_DATABASE_SERVER_URL || process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const dbName = `timekeeper_record_${process.pid}`;
+  const ownerUrl = withDatabase(server, dbName);
+  const dropDatabase = async () => {
+    const admin = new PgClient({ connectionString: withDatabase(server, 'postgres') });
+    await admin.connect();
+    try {
+      await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  };
+
+  const cleanup: (() => Promise<unknown>)[] = [];
+  const recorded: Recorded[] = [];
+  try {
+    cleanup.push(dropDatabase);
+    await migrate(ownerUrl);
+    log(`migrated scratch database ${dbName}`);
+    const dev = await startDevServer({ port: await freePort(), uiPort: 0, log });
+    cleanup.push(() => dev.stop());
+    log(`temporal dev server at ${dev.address}`);
+
+    const pool = createPool(deriveAppUrl(ownerUrl), { max: 5 });
+    cleanup.push(() => pool.end());
+    const nativeConnection = await NativeConnection.connect({ address: dev.address });
+    cleanup.push(() => nativeConnection.close());
+    const connection = await Connection.connect({ address: dev.address });
+    cleanup.push(() => connection.close());
+    const client = new Client({ connection, namespace: 'default', identity: 'timekeeper-record-histories' });
+    const taskQueue = 'record-histories';
+    const worker = await createTimekeeperWorker({ connection: nativeConnection, namespace: 'default', taskQueue, pool });
+    const running = worker.run();
+    cleanup.push(async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    });
+    log('worker running');
+
+    const ctx: Ctx = { client, taskQueue };
+    for (const name of selected) {
+      const runs = await scenarios[name](ctx);
+      recorded.push(...runs);
+      log(`${name}: ${runs.map((r) => `${r.name} (${r.history.events?.length ?? 0} events)`).join(', ')}`);
+    }
+  } finally {
+    for (const fn of cleanup.reverse()) {
+      await fn().catch((err) => console.error('[record] clean-up:', (err as Error).message));
+    }
+  }
+
+  fs.mkdirSync(HISTORIES_DIR, { recursive: true });
+  const files = recorded.map((r) => path.join(HISTORIES_DIR, `${r.name}${args.tag ? `.${args.tag}` : ''}.json`));
+  const existing = files.filter((f) => fs.existsSync(f));
+  if (existing.length > 0 && !args.overwrite) {
+    throw new Error(
+      `refusing to overwrite ${existing.map((f) => path.relative(process.cwd(), f)).join(', ')}: recorded histories are ` +
+        'the compatibility contract (test/replay/README.md). Record new ones with --tag NAME, or pass --overwrite.',
+    );
+  }
+  recorded.forEach((r, i) => fs.writeFileSync(files[i], historyToJSON(r.history) + '\n'));
+  log(`wrote ${files.length} files to ${path.relative(process.cwd(), HISTORIES_DIR)}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

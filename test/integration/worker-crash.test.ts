@@ -11,7 +11,10 @@ import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/s
 const ROOT = path.resolve(__dirname, '..', '..');
 
 function spawnWorker(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
+  // node --import tsx, not the tsx CLI: the CLI runs the script in a grandchild process
+  // that a SIGKILL of the CLI would leave running.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
+    cwd: ROOT,
     env: { ...process.env, TASK_QUEUE: taskQueue },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -72,7 +75,10 @@ test('SIGKILL of the worker mid-append loses and duplicates nothing acknowledged
   // Let appends get going, then kill the worker without warning and start a new one.
   await new Promise((r) => setTimeout(r, 700));
   const before = (await sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = ANY($1)', [sessions])).rows[0].n;
+  const killed = new Promise((r) => workers[0].once('exit', r));
   workers[0].kill('SIGKILL');
+  await killed;
+  expect(() => process.kill(workers[0].pid!, 0)).toThrow(); // really gone
   await new Promise((r) => setTimeout(r, 1500));
   workers.push(await spawnWorker(sys.config.taskQueue));
   await Promise.all(appenders);

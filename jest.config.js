@@ -4,6 +4,7 @@ const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts'
 
 module.exports = {
   testTimeout: 120000,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   projects: [

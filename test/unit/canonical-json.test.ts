@@ -104,7 +104,7 @@ describe('canonicalize: rejections', () => {
     ['undefined at top level', () => undefined, '$'],
     ['undefined member', () => ({ a: { b: undefined } }), '$.a.b'],
     ['undefined array element', () => [undefined], '$[0]'],
-    // eslint-disable-next-line no-sparse-arrays
+     
     ['hole in a sparse array', () => [1, , 3], '$[1]'],
     ['function', () => ({ f() {} }), '$.f'],
     ['symbol value', () => ({ s: Symbol('x') }), '$.s'],

@@ -7,7 +7,8 @@ import type { Pool, PoolClient } from 'pg';
 import { canonicalize } from '../lib/canonical-json';
 import { computeEventHash } from '../lib/hash-chain';
 import {
-  AppendResult,
+  AppendReceipt,
+  EventHeader,
   EventType,
   JsonValue,
   StoredEvent,
@@ -41,7 +42,7 @@ export interface AppendEventsInput {
 }
 
 export type AppendOutcome =
-  | { ok: true; result: AppendResult }
+  | { ok: true; result: AppendReceipt }
   | { ok: false; errorType: TimelineErrorType; message: string };
 
 const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
@@ -58,6 +59,12 @@ export function rowToEvent(r: Record<string, unknown>): StoredEvent {
     hash: r.hash as string,
     idempotency_key: (r.idempotency_key as string | null) ?? null,
   };
+}
+
+/** Results go back through workflow history, where the content is already (in the request). */
+function header(e: StoredEvent): EventHeader {
+  const { content: _content, ...rest } = e;
+  return rest;
 }
 
 function sameRequest(e: StoredEvent, item: AppendItem): boolean {
@@ -145,14 +152,14 @@ export function createTimelineActivities(pool: Pool) {
           // retried with its own event id. Either way the stored event is the answer.
           outcomes[i] =
             prior.session_id === sessionId && sameRequest(prior, item)
-              ? { ok: true, result: { event: prior, deduplicated: item.clientEventId === true } }
+              ? { ok: true, result: { event: header(prior), deduplicated: item.clientEventId === true } }
               : { ok: false, errorType: TimelineErrorType.EventIdConflict, message: `event_id ${item.eventId} is already used by another event` };
           return;
         }
         const sameKey = item.idempotencyKey ? byKey.get(item.idempotencyKey) : undefined;
         if (sameKey) {
           outcomes[i] = sameRequest(sameKey, item)
-            ? { ok: true, result: { event: sameKey, deduplicated: true } }
+            ? { ok: true, result: { event: header(sameKey), deduplicated: true } }
             : {
                 ok: false,
                 errorType: TimelineErrorType.IdempotencyKeyReused,
@@ -178,7 +185,7 @@ export function createTimelineActivities(pool: Pool) {
         byId.set(event.event_id, event);
         if (event.idempotency_key) byKey.set(event.idempotency_key, event);
         head = { seq: event.seq, hash: event.hash, ts: event.ts, type: event.event_type };
-        outcomes[i] = { ok: true, result: { event, deduplicated: false } };
+        outcomes[i] = { ok: true, result: { event: header(event), deduplicated: false } };
       });
 
       if (fresh.length > 0) {

@@ -7,6 +7,7 @@ import {
   Client,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowHandle,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
@@ -18,6 +19,7 @@ import { getTimeline } from '../lib/timeline-queries';
 import type { sessionWorkflow } from '../workflows/session';
 import {
   AppendRequest,
+  AppendReceipt,
   AppendResult,
   EventType,
   JsonValue,
@@ -69,7 +71,11 @@ export class TimelineService {
     const { client, config, pool } = this.deps;
     if (input.metadata !== undefined) {
       const p = contentProblem(input.metadata, canonicalize, config.maxContentBytes);
-      if (p) throw HttpError.validation('metadata', p.reason);
+      if (p) {
+        // Too large is 413, as for event content.
+        if (p.type === TimelineErrorType.ContentTooLarge) throw new HttpError(413, ProblemType.TooLarge, `metadata ${p.reason}`, [{ field: 'metadata', reason: p.reason }]);
+        throw HttpError.validation('metadata', p.reason);
+      }
     }
     if (await getTimeline(pool, input.sessionId)) throw this.exists(input.sessionId, surface);
     const settings: SessionSettings = {
@@ -119,17 +125,22 @@ export class TimelineService {
     }
     const handle = this.deps.client.workflow.getHandle(sessionWorkflowId(input.sessionId));
     try {
-      if (req.type === EventType.SessionEnd) {
-        return await handle.executeUpdate(endUpdate, {
-          args: [{ eventId: req.eventId, reason: reasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey }],
-        });
-      }
-      // No fixed update id: Temporal would answer a duplicate with the first outcome, hiding
-      // that it was a retry. The activity deduplicates by key and event id instead.
-      return await handle.executeUpdate(appendUpdate, { args: [req] });
+      const receipt = await this.sendAppend(handle, req);
+      return { event: { ...receipt.event, content: req.content }, deduplicated: receipt.deduplicated };
     } catch (err) {
       throw await this.mapFailureWithLookup(err, input.sessionId, surface);
     }
+  }
+
+  private sendAppend(handle: WorkflowHandle, req: AppendRequest): Promise<AppendReceipt> {
+    // No fixed update id: Temporal would answer a duplicate with the first outcome, hiding
+    // that it was a retry. The activity deduplicates by key and event id instead.
+    if (req.type === EventType.SessionEnd) {
+      return handle.executeUpdate(endUpdate, {
+        args: [{ eventId: req.eventId, reason: reasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey }],
+      });
+    }
+    return handle.executeUpdate(appendUpdate, { args: [req] });
   }
 
   async end(sessionId: string, reason: string, idempotencyKey: string | undefined, surface: Surface): Promise<AppendResult> {

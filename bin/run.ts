@@ -27,14 +27,14 @@ export async function run(opts: RunOptions): Promise<void> {
   const config = loadConfig();
   const cleanups: (() => Promise<unknown>)[] = [];
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     log(`[timekeeper] ${signal}: shutting down`);
     for (const fn of cleanups.reverse()) {
       await fn().catch((e: Error) => console.error('[timekeeper] during shutdown:', e.message));
     }
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
@@ -68,7 +68,7 @@ export async function run(opts: RunOptions): Promise<void> {
       const running = worker.run();
       running.catch((e: Error) => {
         console.error('[worker] stopped with an error:', e);
-        void shutdown('worker failure');
+        void shutdown('worker failure', 1);
       });
       // Drain: finish in-flight tasks before the pools and servers go away.
       cleanups.push(async () => {

@@ -3,6 +3,8 @@
  * none answers and none was configured), the schema, and Temporal (the configured address,
  * or the CLI dev server as a child process).
  */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config';
 import { deriveAppUrl } from './config';
@@ -34,13 +36,15 @@ export async function preparePostgres(config: Config, log: Log): Promise<Prepare
   const { startEmbeddedPostgres } = await import('./embedded-postgres');
   const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'postgres'), port: EMBEDDED_PG_PORT, log: (l) => log(`[postgres] ${l}`) });
   const ownerUrl = withDatabase(pg.url, databaseName(config.databaseUrl));
+  // The embedded server asks every role for a password, the runtime role included.
+  const appPassword = persistentSecret(path.join(config.dataDir, 'postgres', 'app-password'));
   try {
-    await migrate(ownerUrl, { log: (m) => log(`[migrate] ${m}`) });
+    await migrate(ownerUrl, { appPassword, log: (m) => log(`[migrate] ${m}`) });
   } catch (err) {
     await pg.stop();
     throw err;
   }
-  return { ownerUrl, appUrl: deriveAppUrl(ownerUrl), embedded: true, stop: () => pg.stop() };
+  return { ownerUrl, appUrl: deriveAppUrl(ownerUrl, appPassword), embedded: true, stop: () => pg.stop() };
 }
 
 export interface PreparedTemporal {
@@ -57,6 +61,14 @@ export async function prepareTemporal(config: Config, log: Log): Promise<Prepare
   log(`[temporal] starting the Temporal dev server (state in ${path.join(config.dataDir, 'temporal.db')})`);
   const dev = await startDevServer({ dbFile: path.join(config.dataDir, 'temporal.db'), log });
   return { address: dev.address, uiUrl: dev.uiUrl, devServer: dev, stop: () => dev.stop() };
+}
+
+/** A random secret kept in a 0600 file, created on first use. */
+function persistentSecret(file: string): string {
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const secret = randomBytes(24).toString('base64url');
+  fs.writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
 }
 
 export function redact(url: string): string {

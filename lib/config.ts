@@ -25,9 +25,9 @@ export interface Config {
   temporalUiUrl: string;
   /** Where the dev server keeps its SQLite file and the embedded PostgreSQL its cluster. Default ./data */
   dataDir: string;
-  /** Largest accepted event content, in bytes of canonical JSON. Default 262144 (256 KiB). */
+  /** Largest accepted event content, in bytes of canonical JSON. Default 262144 (256 KiB), at most 1 MiB. */
   maxContentBytes: number;
-  /** Session workflows continue-as-new after this many appends in one run. Default 1000 (server hard limit 2000). */
+  /** Session workflows continue-as-new after this many appends in one run. Default 1000, at most 1800 (server hard limit 2000). */
   updatesPerRun: number;
   /** Inline API keys ("key:scope[|scope],..."), or undefined. */
   apiKeys: string | undefined;
@@ -38,11 +38,11 @@ export interface Config {
 export const APP_ROLE = 'timekeeper_app';
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/timekeeper';
 
-function int(name: string, fallback: number, min = 1): number {
-  const raw = process.env[name];
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   return n;
 }
 
@@ -57,7 +57,7 @@ export function deriveAppUrl(ownerUrl: string, password?: string): string {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || DEFAULT_DATABASE_URL;
   return {
-    port: int('PORT', 8000, 0),
+    port: int(env, 'PORT', 8000, 0, 65535),
     host: env.HOST || '127.0.0.1',
     databaseUrl,
     databaseUrlIsDefault: !env.DATABASE_URL,
@@ -67,8 +67,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'timekeeper',
     temporalUiUrl: (env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233').replace(/\/+$/, ''),
     dataDir: path.resolve(env.TIMEKEEPER_DATA_DIR || 'data'),
-    maxContentBytes: int('MAX_CONTENT_BYTES', 262144),
-    updatesPerRun: int('SESSION_UPDATES_PER_RUN', 1000),
+    maxContentBytes: int(env, 'MAX_CONTENT_BYTES', 262144, 1, 1024 * 1024),
+    // Below the server's hard limit of 2000 updates per run, with room for in-flight ones.
+    updatesPerRun: int(env, 'SESSION_UPDATES_PER_RUN', 1000, 1, 1800),
     apiKeys: env.TIMEKEEPER_API_KEYS || undefined,
     apiKeysFile: env.TIMEKEEPER_API_KEYS_FILE || undefined,
   };

@@ -84,6 +84,15 @@ export async function ensureTemporalCli(log: (m: string) => void = console.log):
   return cached;
 }
 
+export function portFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
+  });
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -132,6 +141,12 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
   for (const [k, v] of Object.entries(DEV_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
 
+  // A server already on the port would answer our readiness check in place of ours.
+  for (const [what, p] of [['gRPC', port], ['Web UI', uiPort]] as const) {
+    if (p !== 0 && !(await portFree(ip, p))) {
+      throw new Error(`port ${p} on ${ip} (Temporal ${what}) is already in use: stop what listens there, or set TEMPORAL_ADDRESS to use that server`);
+    }
+  }
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (b: Buffer) => {

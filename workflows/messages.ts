@@ -69,9 +69,22 @@ export interface AppendRequest {
   clientEventId?: boolean;
 }
 
+/** A stored event without its content: what travels back through workflow history. */
+export type EventHeader = Omit<StoredEvent, 'content'>;
+
+/**
+ * What an append update returns. The content stays out: the caller sent it, and leaving it
+ * out keeps each event's content in history once (in the request) instead of three times.
+ */
+export interface AppendReceipt {
+  event: EventHeader;
+  /** True when this request matched an earlier one (same idempotency key or event id). */
+  deduplicated: boolean;
+}
+
+/** An append as the API reports it: the receipt with the content put back. */
 export interface AppendResult {
   event: StoredEvent;
-  /** True when this request matched an earlier one (same idempotency key or event id). */
   deduplicated: boolean;
 }
 
@@ -116,7 +129,7 @@ export interface SessionWorkflowResult {
   sessionId: string;
   reason: string;
   head: ChainHead;
-  endEvent: StoredEvent;
+  endEvent: EventHeader;
 }
 
 export const SessionStatus = { Open: 'open', Ending: 'ending', Archived: 'archived' } as const;
@@ -133,9 +146,9 @@ export interface SessionState {
 }
 
 /** Appends one event; returns it as stored (seq, ts, prev_hash, hash). */
-export const appendUpdate = defineUpdate<AppendResult, [AppendRequest]>('append');
+export const appendUpdate = defineUpdate<AppendReceipt, [AppendRequest]>('append');
 /** Appends SESSION_END, archives the timeline and lets the workflow complete. */
-export const endUpdate = defineUpdate<AppendResult, [EndRequest]>('end');
+export const endUpdate = defineUpdate<AppendReceipt, [EndRequest]>('end');
 /** Resolves once SESSION_CREATE is stored; used with update-with-start by init. */
 export const createdUpdate = defineUpdate<StoredEvent, []>('created');
 export const stateQuery = defineQuery<SessionState>('state');

@@ -20,7 +20,8 @@ import type { AppendItem, AppendOutcome, TimelineActivities } from '../activitie
 import { canonicalize } from '../lib/canonical-json';
 import {
   AppendRequest,
-  AppendResult,
+  AppendReceipt,
+  EventHeader,
   ChainHead,
   EndRequest,
   EventType,
@@ -35,6 +36,7 @@ import {
   endUpdate,
   RequestProblem,
   appendRequestProblem,
+  utf8Length,
   stateQuery,
 } from './messages';
 
@@ -50,7 +52,22 @@ const MAX_BATCH = 200;
 
 interface Pending {
   item: AppendItem;
+  /** Canonical content size, to keep one batch well under Temporal's 2 MB payload limit. */
+  bytes: number;
   outcome?: AppendOutcome;
+}
+
+/** Content bytes written in one transaction at most (a single larger event still goes alone). */
+const MAX_BATCH_BYTES = 1024 * 1024;
+
+function takeBatch(queue: Pending[]): Pending[] {
+  let n = 0;
+  let bytes = 0;
+  while (n < queue.length && n < MAX_BATCH && (n === 0 || bytes + queue[n].bytes <= MAX_BATCH_BYTES)) {
+    bytes += queue[n].bytes;
+    n++;
+  }
+  return queue.splice(0, n);
 }
 
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
@@ -61,7 +78,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   let head: ChainHead | null = carried?.head ?? null;
   let createEvent: StoredEvent | null = carried?.createEvent ?? null;
   let status: SessionStatus = SessionStatus.Open;
-  let endEvent: StoredEvent | null = null;
+  let endEvent: EventHeader | null = null;
   let endReason = '';
   let appendsThisRun = 0;
   let lastActivityMs = carried?.lastActivityMs ?? Date.now();
@@ -80,8 +97,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     if (problem) throw ApplicationFailure.nonRetryable(`${problem.field} ${problem.reason}`, problem.type);
   }
 
-  async function enqueue(item: AppendItem): Promise<AppendResult> {
-    const p: Pending = { item };
+  async function enqueue(item: AppendItem): Promise<AppendReceipt> {
+    const p: Pending = { item, bytes: utf8Length(canonicalize(item.content)) };
     queue.push(p);
     appendsThisRun++;
     lastActivityMs = Date.now();
@@ -180,13 +197,12 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   }
 
   if (!createEvent) {
-    const first: Pending = {
-      item: { eventId: settings.createEventId, type: EventType.SessionCreate, content: createContent(input) },
-    };
+    const content = createContent(input);
+    const first: Pending = { item: { eventId: settings.createEventId, type: EventType.SessionCreate, content }, bytes: 0 };
     await writeBatch([first], true);
     const o = first.outcome!;
     if (!o.ok) throw ApplicationFailure.nonRetryable(o.message, o.errorType);
-    createEvent = o.result.event;
+    createEvent = { ...o.result.event, content };
   }
 
   const idleMs = settings.idleTimeoutS ? settings.idleTimeoutS * 1000 : undefined;
@@ -199,10 +215,10 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       status = SessionStatus.Ending;
       endReason = 'idle';
       // uuid4() here is seeded by the workflow, so replays and activity retries see the same id.
-      queue.push({ item: { eventId: uuid4(), type: EventType.SessionEnd, content: { reason: 'idle', idle_timeout_s: settings.idleTimeoutS! } } });
+      queue.push({ item: { eventId: uuid4(), type: EventType.SessionEnd, content: { reason: 'idle', idle_timeout_s: settings.idleTimeoutS! } }, bytes: 0 });
     }
     if (queue.length > 0) {
-      await writeBatch(queue.splice(0, MAX_BATCH), false);
+      await writeBatch(takeBatch(queue), false);
       if (endEvent && queue.length === 0) break;
       continue;
     }
@@ -224,7 +240,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   // Let every caller receive its answer before the workflow closes.
   status = SessionStatus.Archived;
   await condition(allHandlersFinished);
-  const end = endEvent as StoredEvent | null;
+  const end = endEvent as EventHeader | null;
   return { sessionId: settings.sessionId, reason: endReason, head: head!, endEvent: end! };
 }
 

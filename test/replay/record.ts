@@ -26,7 +26,7 @@ import { createTimekeeperWorker } from '../../worker/worker';
 import type { sessionWorkflow } from '../../workflows/session';
 import {
   AppendRequest,
-  AppendResult,
+  AppendReceipt,
   EventType,
   SessionSettings,
   SessionWorkflowResult,
@@ -85,13 +85,13 @@ async function createSession(ctx: Ctx, sessionId: string, overrides: Partial<Ses
 }
 
 /** As api/timeline-service.ts append: update id from the idempotency key, else the event id. */
-function append(h: Session, type: string, content: AppendRequest['content'], opts: { idempotencyKey?: string; updateId?: string } = {}): Promise<AppendResult> {
+function append(h: Session, type: string, content: AppendRequest['content'], opts: { idempotencyKey?: string; updateId?: string } = {}): Promise<AppendReceipt> {
   const req: AppendRequest = { eventId: randomUUID(), type, content, idempotencyKey: opts.idempotencyKey, clientEventId: false };
   const updateId = opts.updateId ?? (req.idempotencyKey ? `key:${req.idempotencyKey}` : `event:${req.eventId}`);
   return h.executeUpdate(appendUpdate, { args: [req], updateId });
 }
 
-function end(h: Session, reason = 'done'): Promise<AppendResult> {
+function end(h: Session, reason = 'done'): Promise<AppendReceipt> {
   const eventId = randomUUID();
   return h.executeUpdate(endUpdate, { args: [{ eventId, reason }], updateId: `event:${eventId}` });
 }

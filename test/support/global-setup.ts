@@ -14,7 +14,9 @@ import { migrate } from '../../lib/migrate';
 import { freePort, startDevServer } from '../../lib/temporal-server';
 import { testDatabaseName, TEST_ENV } from './env';
 
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(globalConfig: { selectProjects?: string[] }): Promise<void> {
+  // Unit tests need neither server: `npm run test:unit` works without them.
+  if (globalConfig.selectProjects?.length && globalConfig.selectProjects.every((p) => p === 'unit')) return;
   const server = process.env.TEST_DATABASE_SERVER_URL || process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   const TEST_DATABASE = testDatabaseName();
   const ownerUrl = withDatabase(server, TEST_DATABASE);

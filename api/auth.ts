@@ -4,6 +4,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
+import { isIPv4 } from 'node:net';
 import type { RequestHandler } from 'express';
 import { HttpError, ProblemType } from './errors';
 
@@ -85,7 +86,8 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 /** An open API must not be reachable from other machines. */
 export function assertSafeBinding(store: KeyStore, host: string): void {
-  if (store.open && !LOOPBACK.has(host) && !host.startsWith('127.')) {
+  // 127.0.0.0/8 only as an IPv4 literal: a name such as "127.example.com" may resolve anywhere.
+  if (store.open && !LOOPBACK.has(host) && !(isIPv4(host) && host.startsWith('127.'))) {
     throw new Error(`refusing to listen on ${host} without API keys: set TIMEKEEPER_API_KEYS or TIMEKEEPER_API_KEYS_FILE, or HOST=127.0.0.1`);
   }
 }

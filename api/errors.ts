@@ -69,10 +69,14 @@ export function sendProblem(res: Response, err: HttpError, instance?: string): v
 }
 
 export function fromZod(err: ZodError, prefix = ''): HttpError {
-  const errors = err.issues.map((i) => ({
-    field: prefix + (i.path.length ? i.path.join('.') : 'body'),
-    reason: i.message,
-  }));
+  // With no path the failure is the value itself: the prefix names it (e.g. a path parameter).
+  const at = (path: PropertyKey[]) => (path.length ? prefix + path.join('.') : prefix || 'body');
+  // A strict object reports unknown keys on the object itself: name each key instead.
+  const errors = err.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((k) => ({ field: at([...i.path, k]), reason: 'is not a known field' }))
+      : [{ field: at(i.path), reason: i.message }],
+  );
   return new HttpError(400, ProblemType.Validation, errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors);
 }
 
@@ -86,6 +90,10 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   }
   if (e.type === 'entity.parse.failed') {
     return sendProblem(res, HttpError.validation('body', `is not valid JSON: ${e.message}`), req.originalUrl);
+  }
+  if (err instanceof URIError) {
+    // The router could not percent-decode a path parameter.
+    return sendProblem(res, new HttpError(400, ProblemType.Validation, e.message ?? 'bad path', [{ field: 'path', reason: 'is not valid percent-encoding' }]), req.originalUrl);
   }
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return sendProblem(res, new HttpError(e.status, ProblemType.Validation, e.message ?? 'bad request', [{ field: 'body', reason: e.message ?? 'bad request' }]), req.originalUrl);

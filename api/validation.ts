@@ -28,6 +28,18 @@ export const typesFilter = z
   .refine((ts) => ts.length > 0 && ts.every((t) => (EVENT_TYPES as readonly string[]).includes(t)), {
     message: `must be a comma-separated list of ${EVENT_TYPES.join(', ')}`,
   });
+/**
+ * Free text stored in a text column or sent as a search attribute: PostgreSQL cannot hold
+ * U+0000 and a lone surrogate is not Unicode, and either would stall the session's writer.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+export const plainText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((s) => !s.includes('\u0000') && !LONE_SURROGATE.test(s), 'must not contain U+0000 or a lone surrogate');
+
 export const idempotencyKey = z.string().regex(IDEMPOTENCY_KEY_RE, 'must be 1-200 printable ASCII characters');
 export const eventIdParam = z.string().uuid('must be a UUID').transform((s) => s.toLowerCase());
 

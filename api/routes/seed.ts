@@ -60,9 +60,10 @@ export function seedRouter(service: TimelineService, pool: Pool, keys: KeyStore)
     res.json(ok('timeline initialised', { timeline_id: created.timeline_id, event_id: created.event_id }));
   });
 
-  r.post('/timeline/append', async (req, res) => {
+  // Authenticate before validating, so a caller without a key learns nothing; ending needs more.
+  r.post('/timeline/append', requireScope(keys, Operation.Append), async (req, res) => {
     const p = parse(appendSchema, params(req));
-    keys.authorise(req.headers.authorization, p.event_type === EventType.SessionEnd ? Operation.EndSession : Operation.Append);
+    if (p.event_type === EventType.SessionEnd) keys.authorise(req.headers.authorization, Operation.EndSession);
     let content: unknown;
     try {
       content = JSON.parse(p.content);

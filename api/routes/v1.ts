@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { z } from 'zod';
 import { countEventsByType, getTimeline, listEvents, listTimelines, TimelineRow, verifyTimeline } from '../../lib/timeline-queries';
 import type { Config } from '../../lib/config';
-import { JsonValue, StoredEvent, sessionWorkflowId } from '../../workflows/messages';
+import { JsonValue, SESSION_ID_RE, StoredEvent, sessionWorkflowId } from '../../workflows/messages';
 import { KeyStore, Operation, requireScope } from '../auth';
 import { formatContext, Lang, toMessage } from '../context';
 import { HttpError, ProblemType } from '../errors';
@@ -15,6 +15,7 @@ import {
   idempotencyKey,
   limitParam,
   parse,
+  plainText,
   queryObject,
   seqParam,
   sessionId,
@@ -26,8 +27,8 @@ const MAX_PAGE = 1000;
 
 const createBody = z.strictObject({
   session_id: sessionId,
-  agent_id: z.string().min(1).max(128).optional(),
-  channel: z.string().min(1).max(64).optional(),
+  agent_id: plainText(128).optional(),
+  channel: plainText(64).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   idle_timeout_s: z.number().int().min(1).max(30 * 24 * 3600).optional(),
 });
@@ -38,7 +39,7 @@ const appendBody = z.strictObject({
   event_id: eventIdParam.optional(),
 });
 const endBody = z.strictObject({
-  reason: z.string().min(1).max(200).optional(),
+  reason: plainText(200).optional(),
   idempotency_key: idempotencyKey.optional(),
 });
 const eventsQuery = z.strictObject({
@@ -50,8 +51,8 @@ const eventsQuery = z.strictObject({
 });
 const sessionsQuery = z.strictObject({
   status: z.enum(['open', 'archived']).optional(),
-  agent_id: z.string().min(1).optional(),
-  channel: z.string().min(1).optional(),
+  agent_id: plainText(128).optional(),
+  channel: plainText(64).optional(),
   cursor: z.string().optional(),
   limit: limitParam(MAX_PAGE).optional(),
 });
@@ -88,7 +89,8 @@ function encodeCursor(t: TimelineRow): string {
 function decodeCursor(c: string): { createdTs: number; sessionId: string } {
   try {
     const [createdTs, sid] = JSON.parse(Buffer.from(c, 'base64url').toString('utf8'));
-    if (typeof createdTs === 'number' && typeof sid === 'string') return { createdTs, sessionId: sid };
+    // Both go to PostgreSQL as a bigint and a session id: anything else would be a 500 there.
+    if (Number.isSafeInteger(createdTs) && createdTs >= 0 && typeof sid === 'string' && SESSION_ID_RE.test(sid)) return { createdTs, sessionId: sid };
   } catch {
     /* fall through */
   }

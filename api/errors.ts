@@ -98,6 +98,16 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return sendProblem(res, new HttpError(e.status, ProblemType.Validation, e.message ?? 'bad request', [{ field: 'body', reason: e.message ?? 'bad request' }]), req.originalUrl);
   }
+  if (isDatabaseUnavailable(err)) {
+    return sendProblem(res, new HttpError(503, ProblemType.Unavailable, 'the event database is not reachable; retry shortly'), req.originalUrl);
+  }
   console.error('[api] unexpected error', req.method, req.originalUrl, err);
   sendProblem(res, new HttpError(500, ProblemType.Internal, 'unexpected error; see the server log'), req.originalUrl);
 };
+
+/** Connection-level PostgreSQL failures: the request was fine, the database was not there. */
+function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (typeof e?.code === 'string' && (/^(08|57P0|53)/.test(e.code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE'].includes(e.code))) return true;
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/i.test(e?.message ?? '');
+}

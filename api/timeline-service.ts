@@ -15,12 +15,14 @@ import { ApplicationFailure, SearchAttributeType, TypedSearchAttributes, defineS
 import type { Pool } from 'pg';
 import { canonicalize } from '../lib/canonical-json';
 import type { Config } from '../lib/config';
-import { getTimeline } from '../lib/timeline-queries';
+import { getTimeline, listEvents, TimelineRow } from '../lib/timeline-queries';
 import type { sessionWorkflow } from '../workflows/session';
 import {
   AppendRequest,
   AppendReceipt,
   AppendResult,
+  EndRequest,
+  EventHeader,
   EventType,
   JsonValue,
   SessionSettings,
@@ -89,20 +91,18 @@ export class TimelineService {
       maxContentBytes: config.maxContentBytes,
       updatesPerRun: config.updatesPerRun,
     };
-    const attrs = [{ key: SessionIdKey, value: input.sessionId }];
-    if (input.agentId) attrs.push({ key: AgentIdKey, value: input.agentId });
-    if (input.channel) attrs.push({ key: ChannelKey, value: input.channel });
     const start = new WithStartWorkflowOperation<typeof sessionWorkflow>('sessionWorkflow', {
       workflowId: sessionWorkflowId(input.sessionId),
       taskQueue: config.taskQueue,
       args: [{ settings }],
-      // A session id names one timeline forever, even after it is archived.
+      // A session id names one timeline forever (the database check above refuses a second
+      // init); only a run that failed before writing SESSION_CREATE may be started again.
       workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: new TypedSearchAttributes(attrs),
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      typedSearchAttributes: searchAttributes(input.sessionId, input.agentId, input.channel),
     });
     try {
-      const event = await client.workflow.executeUpdateWithStart(createdUpdate, { startWorkflowOperation: start });
+      const event = await this.withDeadline(() => client.workflow.executeUpdateWithStart(createdUpdate, { startWorkflowOperation: start }));
       return { ...event, timeline_id: settings.timelineId };
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError || isAlreadyStarted(err)) throw this.exists(input.sessionId, surface);
@@ -121,24 +121,111 @@ export class TimelineService {
     const problem = appendRequestProblem(req, canonicalize, this.deps.config.maxContentBytes);
     if (problem) {
       const status = problem.type === TimelineErrorType.ContentTooLarge ? 413 : 400;
-      throw new HttpError(status, status === 413 ? ProblemType.TooLarge : ProblemType.Validation, `${problem.field} ${problem.reason}`, [problem]);
+      throw new HttpError(status, status === 413 ? ProblemType.TooLarge : ProblemType.Validation, `${problem.field} ${problem.reason}`, [
+        { field: problem.field, reason: problem.reason },
+      ]);
     }
     const handle = this.deps.client.workflow.getHandle(sessionWorkflowId(input.sessionId));
+    let receipt: AppendReceipt;
     try {
-      const receipt = await this.sendAppend(handle, req);
-      return { event: { ...receipt.event, content: req.content }, deduplicated: receipt.deduplicated };
+      receipt = await this.withDeadline(() => this.sendAppend(handle, req));
     } catch (err) {
-      throw await this.mapFailureWithLookup(err, input.sessionId, surface);
+      receipt = await this.recover(err, input.sessionId, req, surface);
     }
+    return { event: { ...receipt.event, content: req.content }, deduplicated: receipt.deduplicated };
+  }
+
+  /**
+   * An append the workflow did not take: a retry of something already stored (answer it
+   * again), an archived or unknown session (refuse), or an open timeline whose workflow is
+   * gone, e.g. terminated by an operator (start it again from the chain head, then append).
+   */
+  private async recover(err: unknown, sessionId: string, req: AppendRequest, surface: Surface): Promise<AppendReceipt> {
+    const workflowGone = err instanceof WorkflowNotFoundError || isClosedWorkflowError(err);
+    const refusedAsArchived = failureType(err) === TimelineErrorType.SessionArchived;
+    if (!workflowGone && !refusedAsArchived) throw this.mapFailure(err, sessionId, surface);
+    const t = await getTimeline(this.deps.pool, sessionId);
+    if (!t) throw this.notFound(sessionId);
+    const prior = await this.findPrior(sessionId, req, surface);
+    if (prior) return { event: prior, deduplicated: true };
+    if (t.status === 'archived' || refusedAsArchived) throw this.archived(sessionId, surface);
+    try {
+      return await this.withDeadline(() => this.resumeAndAppend(t, req));
+    } catch (again) {
+      throw this.mapFailure(again, sessionId, surface);
+    }
+  }
+
+  /** The stored event an idempotent retry refers to, if any; a key reused for other content is a conflict. */
+  private async findPrior(sessionId: string, req: AppendRequest, surface: Surface): Promise<EventHeader | undefined> {
+    if (!req.idempotencyKey && !req.clientEventId) return undefined;
+    const { rows } = await this.deps.pool.query(
+      `SELECT session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key FROM timeline_events
+        WHERE session_id = $1 AND (idempotency_key = $2 OR ($3 AND event_id = $4::uuid))`,
+      [sessionId, req.idempotencyKey ?? null, req.clientEventId === true, req.eventId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    if (row.event_type !== req.type || canonicalize(row.content) !== canonicalize(req.content)) {
+      throw new HttpError(surface === 'seed' ? 400 : 409, ProblemType.Conflict, `seq ${row.seq} was stored under this key with different content`, [
+        { field: req.idempotencyKey ? 'idempotency_key' : 'event_id', reason: 'reused with different content' },
+      ]);
+    }
+    const { content: _content, ...header } = row;
+    return { ...header, seq: Number(row.seq), ts: Number(row.ts) };
+  }
+
+  /** Starts the session workflow again from what the database holds, and appends through it. */
+  private async resumeAndAppend(t: TimelineRow, req: AppendRequest): Promise<AppendReceipt> {
+    const { client, config, pool } = this.deps;
+    const [createEvent] = await listEvents(pool, t.session_id, { limit: 1 });
+    const settings: SessionSettings = {
+      sessionId: t.session_id,
+      timelineId: t.timeline_id,
+      createEventId: createEvent.event_id,
+      agentId: t.agent_id ?? undefined,
+      channel: t.channel ?? undefined,
+      metadata: t.metadata,
+      idleTimeoutS: t.idle_timeout_s ?? undefined,
+      maxContentBytes: config.maxContentBytes,
+      updatesPerRun: config.updatesPerRun,
+    };
+    const start = new WithStartWorkflowOperation<typeof sessionWorkflow>('sessionWorkflow', {
+      workflowId: sessionWorkflowId(t.session_id),
+      taskQueue: config.taskQueue,
+      args: [
+        {
+          settings,
+          carried: {
+            head: { seq: t.head_seq!, hash: t.head_hash!, ts: t.head_ts! },
+            createEvent,
+            lastActivityMs: Date.now(),
+            run: 1,
+            appendsBefore: t.head_seq! - 1,
+          },
+        },
+      ],
+      // Concurrent appends that all find the workflow gone converge on one new run.
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      typedSearchAttributes: searchAttributes(t.session_id, t.agent_id ?? undefined, t.channel ?? undefined),
+    });
+    if (req.type === EventType.SessionEnd) {
+      return client.workflow.executeUpdateWithStart(endUpdate, { args: [endRequestOf(req)], startWorkflowOperation: start });
+    }
+    return client.workflow.executeUpdateWithStart(appendUpdate, { args: [req], startWorkflowOperation: start });
+  }
+
+  /** Writes wait for the session's worker; without one they fail after a while instead of hanging. */
+  private withDeadline<T>(fn: () => Promise<T>): Promise<T> {
+    return this.deps.client.withDeadline(Date.now() + this.deps.config.writeTimeoutMs, fn);
   }
 
   private sendAppend(handle: WorkflowHandle, req: AppendRequest): Promise<AppendReceipt> {
     // No fixed update id: Temporal would answer a duplicate with the first outcome, hiding
     // that it was a retry. The activity deduplicates by key and event id instead.
     if (req.type === EventType.SessionEnd) {
-      return handle.executeUpdate(endUpdate, {
-        args: [{ eventId: req.eventId, reason: reasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey }],
-      });
+      return handle.executeUpdate(endUpdate, { args: [endRequestOf(req)] });
     }
     return handle.executeUpdate(appendUpdate, { args: [req] });
   }
@@ -175,17 +262,6 @@ export class TimelineService {
     ]);
   }
 
-  /** When the workflow is gone, the database says whether the session is archived or unknown. */
-  private async mapFailureWithLookup(err: unknown, sessionId: string, surface: Surface): Promise<HttpError> {
-    if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) {
-      const t = await getTimeline(this.deps.pool, sessionId);
-      if (!t) return this.notFound(sessionId);
-      if (t.status === 'archived') return this.archived(sessionId, surface);
-      return new HttpError(503, ProblemType.Unavailable, `session ${sessionId} has no running workflow; retry shortly`);
-    }
-    return this.mapFailure(err, sessionId, surface);
-  }
-
   private mapFailure(err: unknown, sessionId: string, surface: Surface): HttpError {
     const failure = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
     if (failure instanceof ApplicationFailure) {
@@ -206,8 +282,35 @@ export class TimelineService {
       }
     }
     if (isClosedWorkflowError(err)) return this.archived(sessionId, surface);
+    if (isDeadlineExceeded(err)) {
+      return new HttpError(503, ProblemType.Unavailable, `session ${sessionId}: no worker answered within ${this.deps.config.writeTimeoutMs} ms; the write may still be applied, so retry with the same idempotency_key`);
+    }
     return new HttpError(503, ProblemType.Unavailable, `the timeline service could not complete the request: ${(err as Error).message}`);
   }
+}
+
+function searchAttributes(sessionId: string, agentId?: string, channel?: string): TypedSearchAttributes {
+  const attrs = [{ key: SessionIdKey, value: sessionId }];
+  if (agentId) attrs.push({ key: AgentIdKey, value: agentId });
+  if (channel) attrs.push({ key: ChannelKey, value: channel });
+  return new TypedSearchAttributes(attrs);
+}
+
+function endRequestOf(req: AppendRequest): EndRequest {
+  return { eventId: req.eventId, reason: reasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey };
+}
+
+function failureType(err: unknown): string | undefined {
+  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}
+
+/** gRPC DEADLINE_EXCEEDED anywhere in the error's cause chain. */
+function isDeadlineExceeded(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) {
+    if (e.code === 4 || /deadline exceeded/i.test((e as Error).message ?? '')) return true;
+  }
+  return false;
 }
 
 function reasonOf(content: JsonValue): string {

@@ -29,6 +29,8 @@ export interface Config {
   maxContentBytes: number;
   /** Session workflows continue-as-new after this many appends in one run. Default 1000, at most 1800 (server hard limit 2000). */
   updatesPerRun: number;
+  /** How long a write waits for the session workflow before answering 503. Default 30000 ms. */
+  writeTimeoutMs: number;
   /** Inline API keys ("key:scope[|scope],..."), or undefined. */
   apiKeys: string | undefined;
   /** Path of a JSON API keys file, or undefined. */
@@ -70,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxContentBytes: int(env, 'MAX_CONTENT_BYTES', 262144, 1, 1024 * 1024),
     // Below the server's hard limit of 2000 updates per run, with room for in-flight ones.
     updatesPerRun: int(env, 'SESSION_UPDATES_PER_RUN', 1000, 1, 1800),
+    writeTimeoutMs: int(env, 'WRITE_TIMEOUT_MS', 30_000, 100),
     apiKeys: env.TIMEKEEPER_API_KEYS || undefined,
     apiKeysFile: env.TIMEKEEPER_API_KEYS_FILE || undefined,
   };

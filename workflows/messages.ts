@@ -192,7 +192,7 @@ export function contentProblem(content: unknown, canonical: (v: unknown) => stri
   } catch (err) {
     return { field: 'content', reason: (err as Error).message, type: 'InvalidContent' };
   }
-  if (text.includes('\\u0000')) {
+  if (containsNul(content)) {
     return { field: 'content', reason: 'must not contain the character U+0000', type: 'InvalidContent' };
   }
   const bytes = utf8Length(text);
@@ -200,6 +200,14 @@ export function contentProblem(content: unknown, canonical: (v: unknown) => stri
     return { field: 'content', reason: `is ${bytes} bytes of canonical JSON; the limit is ${maxBytes}`, type: TimelineErrorType.ContentTooLarge };
   }
   return null;
+}
+
+/** True when a string or key anywhere in a JSON value holds U+0000. */
+export function containsNul(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\u0000');
+  if (Array.isArray(v)) return v.some(containsNul);
+  if (v && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\u0000') || containsNul(x));
+  return false;
 }
 
 /** Checks shared by the API (before calling Temporal) and the workflow's update validator. */

@@ -3,6 +3,7 @@
  * writer) with a batch of appends; idempotent under Temporal's retries because every item
  * carries an event id fixed before the first attempt.
  */
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool, PoolClient } from 'pg';
 import { canonicalize } from '../lib/canonical-json';
 import { computeEventHash } from '../lib/hash-chain';
@@ -35,6 +36,8 @@ export interface NewTimeline {
 
 export interface AppendEventsInput {
   sessionId: string;
+  /** The session's event database (timekeeper_instance); absent for sessions from before it existed. */
+  databaseInstance?: string;
   workflowId: string;
   runId: string;
   create?: NewTimeline;
@@ -86,8 +89,36 @@ async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): 
   }
 }
 
+/** SQLSTATE classes that no retry can fix: data exceptions, constraint violations, access and schema errors. */
+const PERMANENT_SQLSTATE = /^(22|23|42)/;
+
 export function createTimelineActivities(pool: Pool) {
+  let instance: Promise<string> | undefined;
+  const instanceId = () => (instance ??= databaseInstanceId(pool));
+
   async function appendEvents(input: AppendEventsInput): Promise<AppendOutcome[]> {
+    const { sessionId } = input;
+    if (input.databaseInstance) {
+      const mine = await instanceId();
+      if (mine !== input.databaseInstance) {
+        throw ApplicationFailure.nonRetryable(
+          `this worker writes to event database ${mine}, but session ${sessionId} lives in ${input.databaseInstance}`,
+          TimelineErrorType.WriteFailed,
+        );
+      }
+    }
+    try {
+      return await writeBatch(input);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code && PERMANENT_SQLSTATE.test(code)) {
+        throw ApplicationFailure.nonRetryable(`the database refused the write: ${(err as Error).message} (SQLSTATE ${code})`, TimelineErrorType.WriteFailed);
+      }
+      throw err;
+    }
+  }
+
+  async function writeBatch(input: AppendEventsInput): Promise<AppendOutcome[]> {
     const { sessionId } = input;
     return inTransaction(pool, async (db) => {
       // Belt and braces next to the single-writer workflow: a second writer waits here
@@ -206,6 +237,12 @@ export function createTimelineActivities(pool: Pool) {
   }
 
   return { appendEvents };
+}
+
+export async function databaseInstanceId(pool: Pool): Promise<string> {
+  const { rows } = await pool.query('SELECT instance_id FROM timekeeper_instance');
+  if (!rows[0]) throw new Error('timekeeper_instance is empty: run the migrations');
+  return rows[0].instance_id as string;
 }
 
 export type TimelineActivities = ReturnType<typeof createTimelineActivities>;

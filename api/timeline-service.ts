@@ -16,6 +16,7 @@ import type { Pool } from 'pg';
 import { canonicalize } from '../lib/canonical-json';
 import type { Config } from '../lib/config';
 import { getTimeline, listEvents, TimelineRow } from '../lib/timeline-queries';
+import { databaseInstanceId } from '../activities/timeline';
 import type { sessionWorkflow } from '../workflows/session';
 import {
   AppendRequest,
@@ -67,7 +68,18 @@ export interface Deps {
 export type Surface = 'seed' | 'v1';
 
 export class TimelineService {
+  private instance?: Promise<string>;
+
   constructor(private readonly deps: Deps) {}
+
+  /** The event database's identity, read once; sessions carry it so writers cannot stray. */
+  private databaseInstance(): Promise<string> {
+    this.instance ??= databaseInstanceId(this.deps.pool).catch((err) => {
+      this.instance = undefined;
+      throw err;
+    });
+    return this.instance;
+  }
 
   async createSession(input: CreateSessionInput, surface: Surface): Promise<StoredEvent & { timeline_id: string }> {
     const { client, config, pool } = this.deps;
@@ -90,6 +102,7 @@ export class TimelineService {
       idleTimeoutS: input.idleTimeoutS,
       maxContentBytes: config.maxContentBytes,
       updatesPerRun: config.updatesPerRun,
+      databaseInstance: await this.databaseInstance(),
     };
     const start = new WithStartWorkflowOperation<typeof sessionWorkflow>('sessionWorkflow', {
       workflowId: sessionWorkflowId(input.sessionId),
@@ -189,6 +202,7 @@ export class TimelineService {
       idleTimeoutS: t.idle_timeout_s ?? undefined,
       maxContentBytes: config.maxContentBytes,
       updatesPerRun: config.updatesPerRun,
+      databaseInstance: await this.databaseInstance(),
     };
     const start = new WithStartWorkflowOperation<typeof sessionWorkflow>('sessionWorkflow', {
       workflowId: sessionWorkflowId(t.session_id),
@@ -275,10 +289,18 @@ export class TimelineService {
           return new HttpError(413, ProblemType.TooLarge, msg, [{ field: 'content', reason: msg }]);
         case TimelineErrorType.EventIdConflict:
           return new HttpError(409, ProblemType.Conflict, msg, [{ field: 'event_id', reason: 'already used' }]);
+        case TimelineErrorType.WriteFailed:
+          return new HttpError(503, ProblemType.Unavailable, `nothing was stored: ${msg}`);
         case TimelineErrorType.IdempotencyKeyReused:
           return new HttpError(surface === 'seed' ? 400 : 409, ProblemType.Conflict, msg, [{ field: 'idempotency_key', reason: 'reused with different content' }]);
-        default:
+        case 'InvalidContent':
+        case 'InvalidRequest':
+        case TimelineErrorType.InvalidEventType:
           return new HttpError(400, ProblemType.Validation, msg, [{ field: fieldOf(msg), reason: msg }]);
+        default:
+          // Not the caller's fault (e.g. the workflow failed before answering): nothing the
+          // request could change, so not a 4xx.
+          return new HttpError(503, ProblemType.Unavailable, `the session workflow could not complete the request: ${msg}`);
       }
     }
     if (isClosedWorkflowError(err)) return this.archived(sessionId, surface);

@@ -85,6 +85,10 @@ export async function run(opts: RunOptions): Promise<void> {
       const client = new Client({ connection, namespace: config.temporalNamespace });
       const app = createApp({ client, pool, config: { ...config, temporalUiUrl: temporal.uiUrl ?? config.temporalUiUrl }, keys });
       const server = http.createServer(app);
+      // Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first
+      // and never sends a request into a socket we are closing.
+      server.keepAliveTimeout = 65_000;
+      server.headersTimeout = 66_000;
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.port, config.host, resolve);

@@ -30,6 +30,23 @@ export const DEV_DYNAMIC_CONFIG: Record<string, unknown> = {
   'frontend.enableExecuteMultiOperation': true,
 };
 
+/**
+ * Settings for the single-process dev server only. One task-queue partition: partitions
+ * spread load over matching hosts a dev server does not have, and with four of them the
+ * first task of a new session waited seconds for a poller (bench: session creation went
+ * from ~30/s to ~50-70/s). Production keeps the default.
+ */
+export const DEV_ONLY_DYNAMIC_CONFIG: Record<string, unknown> = {
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
+};
+
+/**
+ * SQLite in WAL mode with synchronous=NORMAL: still durable across a crash of the server
+ * process, without an fsync per transaction (bench: Temporal CPU per append 10.6 → 5.7 ms).
+ */
+export const DEV_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
+
 /** A user-level folder, so fresh clones and CI runs reuse one build of the CLI. */
 export function cliCacheDir(): string {
   const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
@@ -137,9 +154,12 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   if (opts.dbFile) {
     fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
     args.push('--db-filename', opts.dbFile);
+    for (const p of DEV_SQLITE_PRAGMAS) args.push('--sqlite-pragma', p);
   }
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
-  for (const [k, v] of Object.entries(DEV_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
+  for (const [k, v] of Object.entries({ ...DEV_DYNAMIC_CONFIG, ...DEV_ONLY_DYNAMIC_CONFIG })) {
+    args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
+  }
 
   // A server already on the port would answer our readiness check in place of ours.
   for (const [what, p] of [['gRPC', port], ['Web UI', uiPort]] as const) {

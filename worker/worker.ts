@@ -24,6 +24,8 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     maxCachedWorkflows: 5000,
     maxConcurrentWorkflowTaskExecutions: 100,
     maxConcurrentLocalActivityExecutions: 100,
+    // New sessions arrive on the normal queue; the default ratio (0.2) leaves them two pollers.
+    nonStickyToStickyPollRatio: 0.5,
     // SIGTERM lets in-flight tasks finish before the process exits.
     shutdownGraceTime: '20 seconds',
   });

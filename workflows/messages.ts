@@ -36,6 +36,8 @@ export const TimelineErrorType = {
   EventIdConflict: 'EventIdConflict',
   IdempotencyKeyReused: 'IdempotencyKeyReused',
   SessionExists: 'SessionExists',
+  /** The database refused the write, or belongs to another Timekeeper; nothing was stored. */
+  WriteFailed: 'WriteFailed',
 } as const;
 export type TimelineErrorType = (typeof TimelineErrorType)[keyof typeof TimelineErrorType];
 
@@ -109,6 +111,8 @@ export interface SessionSettings {
   maxContentBytes: number;
   /** Appends per run before continue-as-new (the server refuses more than 2000). */
   updatesPerRun: number;
+  /** instance_id of the event database the session lives in; writers refuse any other. */
+  databaseInstance?: string;
 }
 
 /** What one run hands the next on continue-as-new. */

@@ -7,6 +7,7 @@
  * database round trip instead of one per event.
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   allHandlersFinished,
   condition,
@@ -171,8 +172,23 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   }));
 
   async function writeBatch(batch: Pending[], create: boolean): Promise<void> {
-    const outcomes = await appendEvents({
+    let outcomes: AppendOutcome[];
+    try {
+      outcomes = await write(batch, create);
+    } catch (err) {
+      // A write no retry can fix fails this batch's callers; the session stays open.
+      if (create || !(err instanceof ActivityFailure)) throw err;
+      const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
+      const message = cause?.message ?? err.message;
+      outcomes = batch.map(() => ({ ok: false as const, errorType: TimelineErrorType.WriteFailed, message }));
+    }
+    deliver(batch, outcomes);
+  }
+
+  function write(batch: Pending[], create: boolean): Promise<AppendOutcome[]> {
+    return appendEvents({
       sessionId: settings.sessionId,
+      databaseInstance: settings.databaseInstance,
       workflowId: info.workflowId,
       runId: info.runId,
       create: create
@@ -186,6 +202,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         : undefined,
       items: batch.map((p) => p.item),
     });
+  }
+
+  function deliver(batch: Pending[], outcomes: AppendOutcome[]): void {
     batch.forEach((p, i) => {
       const o = outcomes[i];
       p.outcome = o;

@@ -55,7 +55,9 @@ test('40 concurrent writers on one session produce one linear chain with every a
 });
 
 test('continue-as-new carries the chain head: appends across several runs stay one chain', async () => {
-  sys = await startTestSystem({ config: { updatesPerRun: 7 } });
+  // A run rotates once quiet after 5 appends, so it holds at most 4 + one burst of 6:
+  // 24 appends need at least 3 runs however the bursts interleave.
+  sys = await startTestSystem({ config: { updatesPerRun: 5 } });
   const id = uniqueSessionId('rotate');
   await createSession(sys, id);
   for (let round = 0; round < 4; round++) {

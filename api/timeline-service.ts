@@ -21,6 +21,9 @@ import type { sessionWorkflow } from '../workflows/session';
 import {
   AppendRequest,
   AppendReceipt,
+  ChainHead,
+  SessionState,
+  stateQuery,
   AppendResult,
   EndRequest,
   EventHeader,
@@ -249,10 +252,25 @@ export class TimelineService {
   }
 
   /** Workflow state for an open session; undefined when the workflow is gone or unreachable. */
-  async workflowState(sessionId: string) {
-    const { stateQuery } = await import('../workflows/messages');
+  async workflowState(sessionId: string): Promise<SessionState | undefined> {
     try {
       return await this.deps.client.workflow.getHandle(sessionWorkflowId(sessionId)).query(stateQuery);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The chain head as the session workflow knows it, independent of the database: for an
+   * open session its live state, for an archived one its result (while Temporal retains it).
+   * A rewrite or truncation of the table's tail with recomputed hashes verifies as a chain,
+   * but no longer matches this.
+   */
+  async workflowHead(sessionId: string, status: 'open' | 'archived'): Promise<ChainHead | undefined> {
+    if (status === 'open') return (await this.workflowState(sessionId))?.head ?? undefined;
+    try {
+      const result = await this.deps.client.workflow.getHandle<typeof sessionWorkflow>(sessionWorkflowId(sessionId)).result();
+      return result.head;
     } catch {
       return undefined;
     }

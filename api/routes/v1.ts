@@ -192,8 +192,26 @@ export function v1Router(service: TimelineService, pool: Pool, keys: KeyStore, c
 
   r.get('/sessions/:id/verify', requireScope(keys, Operation.Verify), async (req, res) => {
     const id = idOf(req);
-    await mustExist(id);
-    res.json({ session_id: id, ...(await verifyTimeline(pool, id)) });
+    const t = await mustExist(id);
+    // Read the anchor first: appends after this point only add rows beyond it.
+    const anchor = await service.workflowHead(id, t.status);
+    const result = await verifyTimeline(pool, id);
+    if (!anchor) return res.json({ session_id: id, ...result, anchor: null });
+    const { rows } = await pool.query('SELECT hash FROM timeline_events WHERE session_id = $1 AND seq = $2', [id, anchor.seq]);
+    const anchorOk = rows[0]?.hash === anchor.hash;
+    const anchorInfo = { source: 'workflow', seq: anchor.seq, hash: anchor.hash, ok: anchorOk };
+    if (anchorOk || !result.ok) return res.json({ session_id: id, ...result, anchor: anchorInfo });
+    res.json({
+      session_id: id,
+      ...result,
+      ok: false,
+      first_bad_seq: rows[0] ? anchor.seq : (result.head_seq ?? 0) + 1,
+      reason: 'anchor_mismatch',
+      detail: rows[0]
+        ? `the session workflow recorded hash ${anchor.hash} for seq ${anchor.seq}; the table holds ${rows[0].hash}`
+        : `the session workflow recorded seq ${anchor.seq}, but the table ends at seq ${result.head_seq}: events were removed`,
+      anchor: anchorInfo,
+    });
   });
 
   r.get('/sessions/:id/context', requireScope(keys, Operation.Read), async (req, res) => {

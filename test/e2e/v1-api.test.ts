@@ -396,7 +396,8 @@ describe('GET /v1/sessions/:id/verify', () => {
     let events = await allEvents(sid);
     let r = await v1('GET', `/sessions/${sid}/verify`);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ session_id: sid, ok: true, checked: 5, head_seq: 5, head_hash: events[events.length - 1].hash });
+    const head = events[events.length - 1].hash;
+    expect(r.body).toEqual({ session_id: sid, ok: true, checked: 5, head_seq: 5, head_hash: head, anchor: { source: 'workflow', seq: 5, hash: head, ok: true } });
 
     await v1('POST', `/sessions/${sid}/end`, { reason: 'verified' });
     events = await allEvents(sid);

@@ -145,3 +145,40 @@ test('verify names the first tampered seq and why (superuser disables the trigge
   expect(v[1].body).toMatchObject({ ok: false, first_bad_seq: 3, reason: 'link_broken' });
   expect(v[2].body).toMatchObject({ ok: false, first_bad_seq: 6, reason: 'gap' });
 });
+
+test('verify catches a truncated or re-hashed tail against the head the workflow recorded', async () => {
+  sys = await startTestSystem();
+  const open = uniqueSessionId('anchor_open');
+  const archived = uniqueSessionId('anchor_archived');
+  for (const id of [open, archived]) {
+    await createSession(sys, id);
+    for (let i = 0; i < 5; i++) await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { i } });
+  }
+  await call(sys.baseUrl, 'POST', `/v1/sessions/${archived}/end`, { reason: 'done' });
+  await sys.client.workflow.getHandle(`session/${archived}`).result();
+  for (const id of [open, archived]) {
+    const v = await call(sys.baseUrl, 'GET', `/v1/sessions/${id}/verify`);
+    expect(v.body).toMatchObject({ ok: true, anchor: { source: 'workflow', ok: true } });
+  }
+
+  const c = await sys.ownerPool.connect();
+  try {
+    await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
+    // Open session: drop the last two events. What remains is a valid chain.
+    await c.query('DELETE FROM timeline_events WHERE session_id = $1 AND seq >= 5', [open]);
+    // Archived session: rewrite the last event and re-hash it. Also a valid chain.
+    const { rows } = await c.query('SELECT * FROM timeline_events WHERE session_id = $1 AND seq = 7', [archived]);
+    const forged = { ...rows[0], seq: 7, ts: Number(rows[0].ts), content: { reason: 'nothing happened' } };
+    await c.query('UPDATE timeline_events SET content = $2, hash = $3 WHERE session_id = $1 AND seq = 7', [archived, forged.content, computeEventHash(forged)]);
+  } finally {
+    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_guard');
+    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_no_update_delete');
+    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_no_truncate');
+    c.release();
+  }
+  expect((await verifyTimeline(sys.pool, open)).ok).toBe(true); // the chain alone cannot tell
+  const vOpen = await call(sys.baseUrl, 'GET', `/v1/sessions/${open}/verify`);
+  expect(vOpen.body).toMatchObject({ ok: false, reason: 'anchor_mismatch', first_bad_seq: 5, anchor: { seq: 6, ok: false } });
+  const vArchived = await call(sys.baseUrl, 'GET', `/v1/sessions/${archived}/verify`);
+  expect(vArchived.body).toMatchObject({ ok: false, reason: 'anchor_mismatch', first_bad_seq: 7, anchor: { seq: 7, ok: false } });
+});

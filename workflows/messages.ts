@@ -5,6 +5,8 @@
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { JsonValue } from '../lib/canonical-json';
+// Type only: erased from the workflow bundle, so node:crypto never reaches the sandbox.
+import type { ChainEvent } from '../lib/hash-chain';
 
 export type { JsonValue };
 
@@ -41,16 +43,8 @@ export const TimelineErrorType = {
 } as const;
 export type TimelineErrorType = (typeof TimelineErrorType)[keyof typeof TimelineErrorType];
 
-/** One stored, chained event: a row of timeline_events. */
-export interface StoredEvent {
-  session_id: string;
-  seq: number;
-  event_id: string;
-  event_type: string;
-  ts: number;
-  content: JsonValue;
-  prev_hash: string | null;
-  hash: string;
+/** One stored, chained event: a row of timeline_events (the hashed fields plus the key). */
+export interface StoredEvent extends ChainEvent {
   idempotency_key: string | null;
 }
 

@@ -34,6 +34,10 @@ export async function preparePostgres(config: Config, log: Log): Promise<Prepare
   }
   log(`[postgres] nothing answers at ${redact(config.databaseUrl)}; starting an embedded PostgreSQL under ${path.join(config.dataDir, 'postgres')}`);
   const { startEmbeddedPostgres } = await import('./embedded-postgres');
+  // Create the data folder ourselves, traversable by others: as root the server runs as its
+  // own user, which must reach its folder inside ours (a recursive mkdir of the server's
+  // private 0700 folder would make every parent 0700 too).
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o755 });
   const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'postgres'), port: EMBEDDED_PG_PORT, log: (l) => log(`[postgres] ${l}`) });
   const ownerUrl = withDatabase(pg.url, databaseName(config.databaseUrl));
   // The embedded server asks every role for a password, the runtime role included.

@@ -24,7 +24,7 @@ export interface PreparedPostgres {
 /** Port of the embedded fallback PostgreSQL, next to the usual 5432. */
 export const EMBEDDED_PG_PORT = 5433;
 
-export async function preparePostgres(config: Config, log: Log): Promise<PreparedPostgres> {
+export async function preparePostgres(config: Config, log: Log, embeddedPort = EMBEDDED_PG_PORT): Promise<PreparedPostgres> {
   if (await serverAnswers(config.databaseUrl)) {
     await migrate(config.databaseUrl, { appPassword: process.env.APP_DB_PASSWORD, log: (m) => log(`[migrate] ${m}`) });
     return { ownerUrl: config.databaseUrl, appUrl: config.appDatabaseUrl, embedded: false, stop: async () => undefined };
@@ -38,7 +38,7 @@ export async function preparePostgres(config: Config, log: Log): Promise<Prepare
   // own user, which must reach its folder inside ours (a recursive mkdir of the server's
   // private 0700 folder would make every parent 0700 too).
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o755 });
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'postgres'), port: EMBEDDED_PG_PORT, log: (l) => log(`[postgres] ${l}`) });
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'postgres'), port: embeddedPort, log: (l) => log(`[postgres] ${l}`) });
   const ownerUrl = withDatabase(pg.url, databaseName(config.databaseUrl));
   // The embedded server asks every role for a password, the runtime role included.
   const appPassword = persistentSecret(path.join(config.dataDir, 'postgres', 'app-password'));

@@ -99,7 +99,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   }
 
   async function enqueue(item: AppendItem): Promise<AppendReceipt> {
-    const p: Pending = { item, bytes: utf8Length(canonicalize(item.content)) };
+    // Native JSON.stringify: the batch bound needs a size, not the canonical form (the validator checked that).
+    const p: Pending = { item, bytes: utf8Length(JSON.stringify(item.content)) };
     queue.push(p);
     appendsThisRun++;
     lastActivityMs = Date.now();
@@ -208,7 +209,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     batch.forEach((p, i) => {
       const o = outcomes[i];
       p.outcome = o;
-      if (!o.ok) return;
+      if (!o.ok) {
+        // An end that was not stored leaves the session open, or it would refuse everything forever.
+        if (p.item.type === EventType.SessionEnd && o.errorType !== TimelineErrorType.SessionArchived && !endEvent) status = SessionStatus.Open;
+        return;
+      }
       const e = o.result.event;
       if (!head || e.seq > head.seq) head = { seq: e.seq, hash: e.hash, ts: e.ts };
       if (e.event_type === EventType.SessionEnd) endEvent = e;

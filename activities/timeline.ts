@@ -94,7 +94,12 @@ const PERMANENT_SQLSTATE = /^(22|23|42)/;
 
 export function createTimelineActivities(pool: Pool) {
   let instance: Promise<string> | undefined;
-  const instanceId = () => (instance ??= databaseInstanceId(pool));
+  // Cached once read; a failed read (database down at start) is tried again next time.
+  const instanceId = () =>
+    (instance ??= databaseInstanceId(pool).catch((err) => {
+      instance = undefined;
+      throw err;
+    }));
 
   async function appendEvents(input: AppendEventsInput): Promise<AppendOutcome[]> {
     const { sessionId } = input;

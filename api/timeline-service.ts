@@ -70,6 +70,9 @@ export interface Deps {
 /** Status codes differ between the seed surface (400 for every refusal) and /v1. */
 export type Surface = 'seed' | 'v1';
 
+/** How long verify waits for the workflow's view of the head before reporting no anchor. */
+const ANCHOR_TIMEOUT_MS = 5000;
+
 export class TimelineService {
   private instance?: Promise<string>;
 
@@ -267,10 +270,15 @@ export class TimelineService {
    * but no longer matches this.
    */
   async workflowHead(sessionId: string, status: 'open' | 'archived'): Promise<ChainHead | undefined> {
-    if (status === 'open') return (await this.workflowState(sessionId))?.head ?? undefined;
+    const handle = this.deps.client.workflow.getHandle<typeof sessionWorkflow>(sessionWorkflowId(sessionId));
     try {
-      const result = await this.deps.client.workflow.getHandle<typeof sessionWorkflow>(sessionWorkflowId(sessionId)).result();
-      return result.head;
+      // Bounded: a verify must answer even when no worker is there to serve a query.
+      return await this.deps.client.withDeadline(Date.now() + ANCHOR_TIMEOUT_MS, async () => {
+        if (status === 'open') return (await handle.query(stateQuery)).head ?? undefined;
+        // Only a completed run has a result to read; result() would wait for one still closing.
+        if ((await handle.describe()).status.name !== 'COMPLETED') return undefined;
+        return (await handle.result()).head;
+      });
     } catch {
       return undefined;
     }
@@ -323,7 +331,11 @@ export class TimelineService {
     }
     if (isClosedWorkflowError(err)) return this.archived(sessionId, surface);
     if (isDeadlineExceeded(err)) {
-      return new HttpError(503, ProblemType.Unavailable, `session ${sessionId}: no worker answered within ${this.deps.config.writeTimeoutMs} ms; the write may still be applied, so retry with the same idempotency_key`);
+      return new HttpError(
+        503,
+        ProblemType.Unavailable,
+        `session ${sessionId}: no worker answered within ${this.deps.config.writeTimeoutMs} ms; the write may still be applied: retry an append with the same idempotency_key, and check GET /v1/sessions/${sessionId} before creating it again`,
+      );
     }
     return new HttpError(503, ProblemType.Unavailable, `the timeline service could not complete the request: ${(err as Error).message}`);
   }

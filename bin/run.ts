@@ -24,7 +24,13 @@ export interface RunOptions {
 const log = (m: string) => console.log(m);
 
 export async function run(opts: RunOptions): Promise<void> {
-  const config = loadConfig();
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    console.error('[timekeeper] start-up failed:', (err as Error).message);
+    process.exit(1);
+  }
   const cleanups: (() => Promise<unknown>)[] = [];
   let stopping = false;
   const shutdown = async (signal: string, exitCode = 0) => {

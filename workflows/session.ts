@@ -211,7 +211,10 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       p.outcome = o;
       if (!o.ok) {
         // An end that was not stored leaves the session open, or it would refuse everything forever.
-        if (p.item.type === EventType.SessionEnd && o.errorType !== TimelineErrorType.SessionArchived && !endEvent) status = SessionStatus.Open;
+        if (p.item.type === EventType.SessionEnd && o.errorType !== TimelineErrorType.SessionArchived && !endEvent) {
+          status = SessionStatus.Open;
+          lastActivityMs = Date.now(); // an idle end that failed waits a full idle period before trying again
+        }
         return;
       }
       const e = o.result.event;

@@ -85,6 +85,8 @@ export async function run(opts: RunOptions): Promise<void> {
     }
 
     if (opts.api) {
+      // grpc-js, not NativeConnection: the native client drops server error messages, which
+      // the API needs to tell a closed workflow from other failures.
       const connection = await Connection.connect({ address: temporal.address });
       cleanups.push(() => connection.close());
       await ensureSearchAttributes(connection, config.temporalNamespace);

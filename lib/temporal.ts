@@ -1,22 +1,14 @@
-/** Temporal connection helpers shared by the worker, the API and the tools. */
-import { Client, Connection } from '@temporalio/client';
+/** Temporal set-up shared by the API, the tests and the tools. */
+import type { ConnectionLike } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from './temporal-server';
-
-export async function connectTemporal(address: string): Promise<Connection> {
-  return Connection.connect({ address });
-}
-
-export function temporalClient(connection: Connection, namespace: string): Client {
-  return new Client({ connection, namespace });
-}
 
 /**
  * Registers the Keyword search attributes sessions are tagged with, when missing. The dev
  * server gets them on its command line; a production cluster gets them here or from its
  * set-up job, whichever runs first.
  */
-export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+export async function ensureSearchAttributes(connection: ConnectionLike, namespace: string): Promise<void> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = SEARCH_ATTRIBUTES.filter((name) => !(name in (existing.customAttributes ?? {})));
   if (missing.length === 0) return;

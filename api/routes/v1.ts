@@ -78,6 +78,14 @@ function event(e: StoredEvent) {
   };
 }
 
+/**
+ * zod rebuilds records by assignment, which turns an own "__proto__" key into a prototype
+ * change and silently drops it; once validated, keep the object exactly as the client sent it.
+ */
+function rawMetadata(req: import('express').Request, validated: unknown): { [k: string]: JsonValue } | undefined {
+  return validated === undefined ? undefined : ((req.body as { metadata: { [k: string]: JsonValue } }).metadata);
+}
+
 function body(req: import('express').Request): unknown {
   return req.body === undefined ? {} : req.body;
 }
@@ -129,7 +137,7 @@ export function v1Router(service: TimelineService, pool: Pool, keys: KeyStore, c
   r.post('/sessions', requireScope(keys, Operation.CreateSession), async (req, res) => {
     const b = parse(createBody, body(req));
     await service.createSession(
-      { sessionId: b.session_id, agentId: b.agent_id, channel: b.channel, metadata: b.metadata as { [k: string]: JsonValue } | undefined, idleTimeoutS: b.idle_timeout_s },
+      { sessionId: b.session_id, agentId: b.agent_id, channel: b.channel, metadata: rawMetadata(req, b.metadata), idleTimeoutS: b.idle_timeout_s },
       'v1',
     );
     const t = await mustExist(b.session_id);

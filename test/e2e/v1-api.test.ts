@@ -75,6 +75,17 @@ describe('POST /v1/sessions', () => {
     expect(events.rows[0].content).toMatchObject({ session_id: sid, timeline_id: r.body.timeline_id, agent_id: 'agent-7', channel: 'web', metadata });
   });
 
+  test('a metadata key named __proto__ is kept like any other key, not dropped', async () => {
+    const sid = uniqueSessionId('v1_proto');
+    const raw = `{"session_id":"${sid}","metadata":{"__proto__":{"polluted":true},"plain":1}}`;
+    const r = await v1('POST', '/sessions', raw);
+    expect(r.status).toBe(201);
+    const { rows } = await sys.pool.query('SELECT metadata::text AS m FROM timeline_sessions WHERE session_id = $1', [sid]);
+    expect(rows[0].m).toMatch(/"__proto__": \{"polluted": true\}/);
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined(); // and no prototype was polluted
+    expect((await v1('GET', `/sessions/${sid}/verify`)).body.ok).toBe(true);
+  });
+
   test('a duplicate session_id is 409 session_exists and writes nothing', async () => {
     const sid = await createSession({ agent_id: 'first' });
     const dup = await v1('POST', '/sessions', { session_id: sid, agent_id: 'second' });

@@ -48,7 +48,8 @@ export type AppendOutcome =
   | { ok: true; result: AppendReceipt }
   | { ok: false; errorType: TimelineErrorType; message: string };
 
-const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
+/** The columns of a StoredEvent, in the order rowToEvent reads them. */
+export const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
 
 export function rowToEvent(r: Record<string, unknown>): StoredEvent {
   return {
@@ -65,12 +66,13 @@ export function rowToEvent(r: Record<string, unknown>): StoredEvent {
 }
 
 /** Results go back through workflow history, where the content is already (in the request). */
-function header(e: StoredEvent): EventHeader {
+export function header(e: StoredEvent): EventHeader {
   const { content: _content, ...rest } = e;
   return rest;
 }
 
-function sameRequest(e: StoredEvent, item: AppendItem): boolean {
+/** A retry must ask for the same event it refers to: same type, canonically equal content. */
+export function sameRequest(e: StoredEvent, item: Pick<AppendItem, 'type' | 'content'>): boolean {
   return e.event_type === item.type && canonicalize(e.content) === canonicalize(item.content);
 }
 
@@ -93,13 +95,7 @@ async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): 
 const PERMANENT_SQLSTATE = /^(22|23|42)/;
 
 export function createTimelineActivities(pool: Pool) {
-  let instance: Promise<string> | undefined;
-  // Cached once read; a failed read (database down at start) is tried again next time.
-  const instanceId = () =>
-    (instance ??= databaseInstanceId(pool).catch((err) => {
-      instance = undefined;
-      throw err;
-    }));
+  const instanceId = databaseInstanceReader(pool);
 
   async function appendEvents(input: AppendEventsInput): Promise<AppendOutcome[]> {
     const { sessionId } = input;
@@ -242,6 +238,16 @@ export function createTimelineActivities(pool: Pool) {
   }
 
   return { appendEvents };
+}
+
+/** Reads the database's identity once and caches it; a failed read (database down) is tried again next time. */
+export function databaseInstanceReader(pool: Pool): () => Promise<string> {
+  let instance: Promise<string> | undefined;
+  return () =>
+    (instance ??= databaseInstanceId(pool).catch((err) => {
+      instance = undefined;
+      throw err;
+    }));
 }
 
 export async function databaseInstanceId(pool: Pool): Promise<string> {

@@ -16,7 +16,7 @@ import type { Pool } from 'pg';
 import { canonicalize } from '../lib/canonical-json';
 import type { Config } from '../lib/config';
 import { getTimeline, listEvents, TimelineRow } from '../lib/timeline-queries';
-import { databaseInstanceId } from '../activities/timeline';
+import { databaseInstanceReader, EVENT_COLUMNS, header, rowToEvent, sameRequest } from '../activities/timeline';
 import type { sessionWorkflow } from '../workflows/session';
 import {
   AppendRequest,
@@ -35,6 +35,7 @@ import {
   appendRequestProblem,
   appendUpdate,
   contentProblem,
+  endReasonOf,
   createdUpdate,
   endUpdate,
   sessionWorkflowId,
@@ -74,17 +75,11 @@ export type Surface = 'seed' | 'v1';
 const ANCHOR_TIMEOUT_MS = 5000;
 
 export class TimelineService {
-  private instance?: Promise<string>;
-
-  constructor(private readonly deps: Deps) {}
-
   /** The event database's identity, read once; sessions carry it so writers cannot stray. */
-  private databaseInstance(): Promise<string> {
-    this.instance ??= databaseInstanceId(this.deps.pool).catch((err) => {
-      this.instance = undefined;
-      throw err;
-    });
-    return this.instance;
+  private readonly databaseInstance: () => Promise<string>;
+
+  constructor(private readonly deps: Deps) {
+    this.databaseInstance = databaseInstanceReader(deps.pool);
   }
 
   async createSession(input: CreateSessionInput, surface: Surface): Promise<StoredEvent & { timeline_id: string }> {
@@ -179,19 +174,18 @@ export class TimelineService {
   private async findPrior(sessionId: string, req: AppendRequest, surface: Surface): Promise<EventHeader | undefined> {
     if (!req.idempotencyKey && !req.clientEventId) return undefined;
     const { rows } = await this.deps.pool.query(
-      `SELECT session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key FROM timeline_events
+      `SELECT ${EVENT_COLUMNS} FROM timeline_events
         WHERE session_id = $1 AND (idempotency_key = $2 OR ($3 AND event_id = $4::uuid))`,
       [sessionId, req.idempotencyKey ?? null, req.clientEventId === true, req.eventId],
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    if (row.event_type !== req.type || canonicalize(row.content) !== canonicalize(req.content)) {
-      throw new HttpError(surface === 'seed' ? 400 : 409, ProblemType.Conflict, `seq ${row.seq} was stored under this key with different content`, [
+    if (!rows[0]) return undefined;
+    const prior = rowToEvent(rows[0]);
+    if (!sameRequest(prior, req)) {
+      throw new HttpError(surface === 'seed' ? 400 : 409, ProblemType.Conflict, `seq ${prior.seq} was stored under this key with different content`, [
         { field: req.idempotencyKey ? 'idempotency_key' : 'event_id', reason: 'reused with different content' },
       ]);
     }
-    const { content: _content, ...header } = row;
-    return { ...header, seq: Number(row.seq), ts: Number(row.ts) };
+    return header(prior);
   }
 
   /** Starts the session workflow again from what the database holds, and appends through it. */
@@ -349,7 +343,7 @@ function searchAttributes(sessionId: string, agentId?: string, channel?: string)
 }
 
 function endRequestOf(req: AppendRequest): EndRequest {
-  return { eventId: req.eventId, reason: reasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey };
+  return { eventId: req.eventId, reason: endReasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey };
 }
 
 function failureType(err: unknown): string | undefined {
@@ -363,11 +357,6 @@ function isDeadlineExceeded(err: unknown): boolean {
     if (e.code === 4 || /deadline exceeded/i.test((e as Error).message ?? '')) return true;
   }
   return false;
-}
-
-function reasonOf(content: JsonValue): string {
-  if (content && typeof content === 'object' && !Array.isArray(content) && typeof content.reason === 'string') return content.reason;
-  return 'ended';
 }
 
 function fieldOf(msg: string): string {

@@ -1,6 +1,6 @@
 /** Read side: timelines are read straight from PostgreSQL, never through the workflow. */
 import type { Pool } from 'pg';
-import { rowToEvent } from '../activities/timeline';
+import { EVENT_COLUMNS, rowToEvent } from '../activities/timeline';
 import { ChainVerifier, VerifyResult } from './hash-chain';
 import type { JsonValue, StoredEvent } from '../workflows/messages';
 
@@ -19,8 +19,6 @@ export interface TimelineRow {
   head_hash: string | null;
   head_ts: number | null;
 }
-
-const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
 
 export async function getTimeline(pool: Pool, sessionId: string): Promise<TimelineRow | null> {
   const { rows } = await pool.query('SELECT * FROM timelines WHERE session_id = $1', [sessionId]);

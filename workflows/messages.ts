@@ -153,6 +153,15 @@ export const stateQuery = defineQuery<SessionState>('state');
 
 export const sessionWorkflowId = (sessionId: string): string => `session/${sessionId}`;
 
+/** The reason a SESSION_END's content gives (`{"reason": …}`), or "ended". */
+export function endReasonOf(content: unknown): string {
+  if (content && typeof content === 'object' && !Array.isArray(content)) {
+    const r = (content as Record<string, unknown>).reason;
+    if (typeof r === 'string') return r;
+  }
+  return 'ended';
+}
+
 /** UTF-8 length without TextEncoder, which the workflow sandbox need not provide. */
 export function utf8Length(s: string): number {
   let n = 0;

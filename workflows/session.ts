@@ -37,6 +37,7 @@ import {
   endUpdate,
   RequestProblem,
   appendRequestProblem,
+  endReasonOf,
   utf8Length,
   stateQuery,
 } from './messages';
@@ -117,7 +118,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       rejectIfClosed();
       if (req.type === EventType.SessionEnd) {
         status = SessionStatus.Ending;
-        endReason = reasonOf(req.content);
+        endReason = endReasonOf(req.content);
       }
       return enqueue({ eventId: req.eventId, type: req.type, content: req.content, idempotencyKey: req.idempotencyKey, clientEventId: req.clientEventId });
     },
@@ -283,10 +284,3 @@ function createContent(input: SessionWorkflowInput): { [k: string]: import('./me
   };
 }
 
-function reasonOf(content: unknown): string {
-  if (content && typeof content === 'object' && !Array.isArray(content)) {
-    const r = (content as Record<string, unknown>).reason;
-    if (typeof r === 'string') return r;
-  }
-  return 'ended';
-}

@@ -3,6 +3,7 @@
  * under concurrent writers, continue-as-new that carries the head, idempotent appends,
  * idle timeout, and tamper detection by verify.
  */
+import type { PoolClient } from 'pg';
 import { computeEventHash } from '../../lib/hash-chain';
 import { verifyTimeline } from '../../lib/timeline-queries';
 import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
@@ -21,6 +22,20 @@ async function createSession(s: TestSystem, id: string, extra: Record<string, un
 async function chain(s: TestSystem, id: string) {
   const { rows } = await s.pool.query('SELECT seq, event_id, event_type, hash, prev_hash, content FROM timeline_events WHERE session_id = $1 ORDER BY seq', [id]);
   return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+}
+
+/** Plays a superuser who disables the append-only triggers, edits rows, and puts the triggers back. */
+async function asAttacker(s: TestSystem, edit: (c: PoolClient) => Promise<void>) {
+  const c = await s.ownerPool.connect();
+  try {
+    await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
+    await edit(c);
+  } finally {
+    for (const t of ['timeline_events_guard', 'timeline_events_no_update_delete', 'timeline_events_no_truncate']) {
+      await c.query(`ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER ${t}`);
+    }
+    c.release();
+  }
 }
 
 function expectLinear(rows: { seq: number; hash: string; prev_hash: string | null }[]) {
@@ -125,21 +140,14 @@ test('verify names the first tampered seq and why (superuser disables the trigge
     for (let i = 0; i < 5; i++) await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { i } });
     expect((await call(sys.baseUrl, 'GET', `/v1/sessions/${id}/verify`)).body.ok).toBe(true);
   }
-  const c = await sys.ownerPool.connect();
-  try {
-    await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
+  await asAttacker(sys, async (c) => {
     await c.query(`UPDATE timeline_events SET content = '{"i": 99}' WHERE session_id = $1 AND seq = 4`, [ids[0]]);
     // A careful forger re-hashes the row it re-links, so only the link gives it away.
     const { rows } = await c.query('SELECT * FROM timeline_events WHERE session_id = $1 AND seq = 3', [ids[1]]);
     const forged = { ...rows[0], seq: 3, ts: Number(rows[0].ts), prev_hash: '0'.repeat(64) };
     await c.query('UPDATE timeline_events SET prev_hash = $2, hash = $3 WHERE session_id = $1 AND seq = 3', [ids[1], forged.prev_hash, computeEventHash(forged)]);
     await c.query('DELETE FROM timeline_events WHERE session_id = $1 AND seq = 5', [ids[2]]);
-  } finally {
-    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_guard');
-    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_no_update_delete');
-    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_no_truncate');
-    c.release();
-  }
+  });
   const v = await Promise.all(ids.map((id) => call(sys.baseUrl, 'GET', `/v1/sessions/${id}/verify`)));
   expect(v[0].body).toMatchObject({ ok: false, first_bad_seq: 4, reason: 'content_changed', checked: 4, head_seq: 3 });
   expect(v[1].body).toMatchObject({ ok: false, first_bad_seq: 3, reason: 'link_broken' });
@@ -161,21 +169,14 @@ test('verify catches a truncated or re-hashed tail against the head the workflow
     expect(v.body).toMatchObject({ ok: true, anchor: { source: 'workflow', ok: true } });
   }
 
-  const c = await sys.ownerPool.connect();
-  try {
-    await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
+  await asAttacker(sys, async (c) => {
     // Open session: drop the last two events. What remains is a valid chain.
     await c.query('DELETE FROM timeline_events WHERE session_id = $1 AND seq >= 5', [open]);
     // Archived session: rewrite the last event and re-hash it. Also a valid chain.
     const { rows } = await c.query('SELECT * FROM timeline_events WHERE session_id = $1 AND seq = 7', [archived]);
     const forged = { ...rows[0], seq: 7, ts: Number(rows[0].ts), content: { reason: 'nothing happened' } };
     await c.query('UPDATE timeline_events SET content = $2, hash = $3 WHERE session_id = $1 AND seq = 7', [archived, forged.content, computeEventHash(forged)]);
-  } finally {
-    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_guard');
-    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_no_update_delete');
-    await c.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_no_truncate');
-    c.release();
-  }
+  });
   expect((await verifyTimeline(sys.pool, open)).ok).toBe(true); // the chain alone cannot tell
   const vOpen = await call(sys.baseUrl, 'GET', `/v1/sessions/${open}/verify`);
   expect(vOpen.body).toMatchObject({ ok: false, reason: 'anchor_mismatch', first_bad_seq: 5, anchor: { seq: 6, ok: false } });

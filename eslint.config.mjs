@@ -16,22 +16,43 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
     },
   },
-  {
-    files: ['workflows/**/*.ts'],
+  // Workflow code and everything it imports at run time (lib/domain) runs in Temporal's
+  // deterministic sandbox. Value imports may only reach workflows/, lib/domain/ and the SDK's
+  // sandbox-safe packages; type-only imports (erased from the bundle) may go anywhere.
+  sandbox(['workflows/*/**/*.ts'], String.raw`^(?!\./|\.\./[a-z][a-z0-9-]*/[^/]+$|\.\./\.\./lib/domain/[^/]+$)\.`),
+  sandbox(['workflows/*.ts'], String.raw`^(?!\./|\.\./lib/domain/[^/]+$)\.`),
+  sandbox(['lib/domain/**/*.ts'], String.raw`^(?!\./[^/]+$)\.`),
+);
+
+/** The sandbox rules for `files`; `outside` matches a relative import that leaves the sandbox folders. */
+function sandbox(files, outside) {
+  return {
+    files,
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           patterns: [
             { group: ['node:*'], message: 'Workflow code runs in a deterministic sandbox: no Node built-ins.' },
-            { group: ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'pg', 'express', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'Workflow code must not do I/O; use activities.' },
+            {
+              group: ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'pg', 'express', 'zod', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
+              message: 'Workflow code must not do I/O; use activities.',
+              allowTypeImports: true,
+            },
+            { regex: outside, message: 'Sandbox code may import only workflows/ and lib/domain/ at run time (type-only imports are fine).', allowTypeImports: true },
           ],
         },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'No process in workflow code.' },
+        { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
+        { name: 'setInterval', message: 'Use sleep() in a loop from @temporalio/workflow.' },
       ],
       'no-restricted-syntax': [
         'error',
         { selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']", message: 'Use the SDK-seeded Math.random only through uuid4() or deterministic logic.' },
       ],
     },
-  },
-);
+  };
+}

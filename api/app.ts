@@ -1,13 +1,19 @@
-/** The Express application: seed-compatible routes, /v1, health, one error shape. */
+/** The Express application: seed-compatible routes, /v1, health, the OpenAPI document, one error shape. */
 import express, { Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
+import { SessionClient } from '../lib/clients/sessions';
 import type { Config } from '../lib/config';
-import { KeyStore } from './auth';
-import { errorHandler, HttpError, ProblemType } from './errors';
-import { seedRouter } from './routes/seed';
-import { v1Router } from './routes/v1';
-import { TimelineService } from './timeline-service';
+import { DomainError } from '../lib/domain/errors';
+import { bodyLimitBytes } from '../lib/domain/limits';
+import { SessionStore } from '../lib/store/sessions';
+import type { KeyStore } from './auth';
+import { openApiDocument } from './openapi';
+import { errorHandler } from './problem';
+import { route } from './router';
+import { seedRouter } from './sessions/seed-routes';
+import { v1Router } from './sessions/v1-routes';
+import { health, openapi, readiness } from './system/contract';
 
 export interface AppDeps {
   client: Client;
@@ -20,15 +26,14 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  // Room for the largest content once JSON-escaped, plus the other fields.
-  const limit = config.maxContentBytes * 2 + 64 * 1024;
+  const limit = bodyLimitBytes(config.maxContentBytes);
   app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit, extended: false }));
 
-  app.get('/healthz', (_req, res) => {
+  route(app as unknown as express.Router, keys, health, (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
+  route(app as unknown as express.Router, keys, readiness, async (_req, res) => {
     const checks: Record<string, string> = {};
     await Promise.all([
       pool.query('SELECT 1').then(
@@ -43,11 +48,27 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
     const ready = Object.values(checks).every((v) => v === 'ok');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
+  route(app as unknown as express.Router, keys, openapi, (_req, res) => {
+    res.json(openApiDocument());
+  });
 
-  const service = new TimelineService({ client, pool, config });
-  app.use(seedRouter(service, pool, keys));
-  app.use('/v1', v1Router(service, pool, keys, config));
-  app.use((req, _res, next) => next(new HttpError(404, ProblemType.NotFound, `no route for ${req.method} ${req.path}`, [{ field: 'path', reason: 'unknown route' }])));
+  const deps = {
+    sessions: new SessionClient({
+      client,
+      pool,
+      taskQueue: config.taskQueue,
+      maxContentBytes: config.maxContentBytes,
+      updatesPerRun: config.updatesPerRun,
+      writeTimeoutMs: config.writeTimeoutMs,
+    }),
+    store: new SessionStore(pool),
+    keys,
+    temporalUiUrl: config.temporalUiUrl,
+    temporalNamespace: config.temporalNamespace,
+  };
+  app.use(seedRouter(deps));
+  app.use(v1Router(deps));
+  app.use((req, _res, next) => next(DomainError.field('not_found', 'path', 'unknown route').withMessage(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler);
   return app;
 }

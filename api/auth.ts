@@ -6,21 +6,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import { isIPv4 } from 'node:net';
 import type { RequestHandler } from 'express';
-import { HttpError, ProblemType } from './errors';
+import { DomainError, ErrorCode } from '../lib/domain/errors';
+import { Operation, Scope, SCOPES } from './scopes';
 
-export const Scope = { Gateway: 'gateway', Agent: 'agent', Auditor: 'auditor', Admin: 'admin' } as const;
-export type Scope = (typeof Scope)[keyof typeof Scope];
-const SCOPES = Object.values(Scope) as string[];
-
-/** What each operation needs; admin may do everything. */
-export const Operation = {
-  CreateSession: [Scope.Gateway],
-  EndSession: [Scope.Gateway],
-  Append: [Scope.Gateway, Scope.Agent],
-  Read: [Scope.Agent, Scope.Auditor],
-  Verify: [Scope.Auditor],
-} as const satisfies Record<string, readonly Scope[]>;
-export type Operation = (typeof Operation)[keyof typeof Operation];
+export { Operation, Scope };
 
 interface ApiKey {
   digest: Buffer;
@@ -62,15 +51,17 @@ export function loadKeyStore(inline?: string, file?: string): KeyStore {
   return {
     open: keys.length === 0,
     authorise(header, op) {
-      if (keys.length === 0) return;
+      if (keys.length === 0 || op.length === 0) return;
       const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-      if (!m) throw new HttpError(401, ProblemType.Unauthorized, 'an API key is required: Authorization: Bearer <key>', [{ field: 'authorization', reason: 'missing or not a Bearer token' }]);
+      if (!m) throw DomainError.field(ErrorCode.Unauthorized, 'authorization', 'missing or not a Bearer token').withMessage('an API key is required: Authorization: Bearer <key>');
       const d = digest(m[1]);
       // Compare digests in constant time so response timing does not leak key prefixes.
       const key = keys.find((k) => timingSafeEqual(k.digest, d));
-      if (!key) throw new HttpError(401, ProblemType.Unauthorized, 'unknown API key', [{ field: 'authorization', reason: 'unknown API key' }]);
+      if (!key) throw DomainError.field(ErrorCode.Unauthorized, 'authorization', 'unknown API key').withMessage('unknown API key');
       if (key.scopes.has(Scope.Admin) || op.some((s) => key.scopes.has(s))) return;
-      throw new HttpError(403, ProblemType.Forbidden, `this key lacks a scope for the operation (needs one of: ${[...op, Scope.Admin].join(', ')})`, [{ field: 'authorization', reason: 'insufficient scope' }]);
+      throw DomainError.field(ErrorCode.Forbidden, 'authorization', 'insufficient scope').withMessage(
+        `this key lacks a scope for the operation (needs one of: ${[...op, Scope.Admin].join(', ')})`,
+      );
     },
   };
 }

@@ -5,7 +5,7 @@ import { migrate } from '../lib/migrate';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const applied = await migrate(config.databaseUrl, { appPassword: process.env.APP_DB_PASSWORD, log: (m) => console.log(`[migrate] ${m}`) });
+  const applied = await migrate(config.databaseUrl, { appPassword: config.appDbPassword, log: (m) => console.log(`[migrate] ${m}`) });
   console.log(`[migrate] ${redact(config.databaseUrl)}: ${applied.length ? `applied ${applied.length}` : 'up to date'}`);
 }
 

@@ -9,6 +9,7 @@ import { createApp } from '../api/app';
 import { assertSafeBinding, loadKeyStore } from '../api/auth';
 import { preparePostgres, prepareTemporal, PreparedPostgres, PreparedTemporal, redact } from '../lib/bootstrap';
 import { loadConfig } from '../lib/config';
+import { LIMITS } from '../lib/domain/limits';
 import { createPool } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { ensureSearchAttributes } from '../lib/temporal';
@@ -46,7 +47,7 @@ export async function run(opts: RunOptions): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
   try {
-    Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN') || 'WARN') });
+    Runtime.install({ logger: new DefaultLogger(config.temporalLogLevel) });
     const keys = loadKeyStore(config.apiKeys, config.apiKeysFile);
     if (opts.api) assertSafeBinding(keys, config.host);
 
@@ -54,7 +55,7 @@ export async function run(opts: RunOptions): Promise<void> {
     if (opts.embedded) {
       pg = await preparePostgres(config, log);
     } else {
-      if (opts.worker) await migrate(config.databaseUrl, { appPassword: process.env.APP_DB_PASSWORD, log: (m) => log(`[migrate] ${m}`) });
+      if (opts.worker) await migrate(config.databaseUrl, { appPassword: config.appDbPassword, log: (m) => log(`[migrate] ${m}`) });
       pg = { ownerUrl: config.databaseUrl, appUrl: config.appDatabaseUrl, embedded: false, stop: async () => undefined };
     }
     cleanups.push(() => pg.stop());
@@ -95,8 +96,8 @@ export async function run(opts: RunOptions): Promise<void> {
       const server = http.createServer(app);
       // Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first
       // and never sends a request into a socket we are closing.
-      server.keepAliveTimeout = 65_000;
-      server.headersTimeout = 66_000;
+      server.keepAliveTimeout = LIMITS.httpKeepAliveMs;
+      server.headersTimeout = LIMITS.httpHeadersTimeoutMs;
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.port, config.host, resolve);

@@ -26,7 +26,7 @@ export const EMBEDDED_PG_PORT = 5433;
 
 export async function preparePostgres(config: Config, log: Log, embeddedPort = EMBEDDED_PG_PORT): Promise<PreparedPostgres> {
   if (await serverAnswers(config.databaseUrl)) {
-    await migrate(config.databaseUrl, { appPassword: process.env.APP_DB_PASSWORD, log: (m) => log(`[migrate] ${m}`) });
+    await migrate(config.databaseUrl, { appPassword: config.appDbPassword, log: (m) => log(`[migrate] ${m}`) });
     return { ownerUrl: config.databaseUrl, appUrl: config.appDatabaseUrl, embedded: false, stop: async () => undefined };
   }
   if (!config.databaseUrlIsDefault) {

@@ -1,10 +1,58 @@
 /**
- * Runtime configuration, read once from the environment.
+ * Runtime configuration: the one place that reads the environment, through one validated
+ * schema. Every value has a default that works on a fresh development machine; production
+ * sets the addresses and credentials explicitly (see docs/operations.md). The limits come
+ * with their bounds and reasons from lib/domain/limits.ts.
  *
- * Every value has a default that works on a fresh development machine; production sets
- * the addresses and credentials explicitly (see docs/operations.md).
+ * (Child processes are still handed PATH and TZ as the OS gives them: that is process
+ * plumbing, not configuration.)
  */
+import os from 'node:os';
 import path from 'node:path';
+import { z } from 'zod';
+import { TUNABLE, Tunable } from './domain/limits';
+
+export const APP_ROLE = 'timekeeper_app';
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/timekeeper';
+
+const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+
+/** Unset and empty both mean "use the default". */
+const optional = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
+const intVar = (name: string, fallback: number, min: number, max: number) =>
+  optional.transform((raw, ctx) => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}, got "${raw}"` });
+      return z.NEVER;
+    }
+    return n;
+  });
+const tunable = (t: Tunable) => intVar(t.env, t.default, t.min, t.max);
+
+const EnvSchema = z.object({
+  PORT: intVar('PORT', 8000, 0, 65535),
+  HOST: optional,
+  DATABASE_URL: optional,
+  APP_DATABASE_URL: optional,
+  APP_DB_PASSWORD: optional,
+  TEMPORAL_ADDRESS: optional,
+  TEMPORAL_NAMESPACE: optional,
+  TEMPORAL_TASK_QUEUE: optional,
+  TEMPORAL_UI_URL: optional,
+  TEMPORAL_LOG_LEVEL: optional.pipe(z.enum(LOG_LEVELS, { error: `TEMPORAL_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }).optional()),
+  TIMEKEEPER_DATA_DIR: optional,
+  TIMEKEEPER_API_KEYS: optional,
+  TIMEKEEPER_API_KEYS_FILE: optional,
+  [TUNABLE.maxContentBytes.env]: tunable(TUNABLE.maxContentBytes),
+  [TUNABLE.updatesPerRun.env]: tunable(TUNABLE.updatesPerRun),
+  [TUNABLE.writeTimeoutMs.env]: tunable(TUNABLE.writeTimeoutMs),
+});
 
 export interface Config {
   /** API port. Default 8000, where the seed's agent loop expects the timeline service. */
@@ -17,35 +65,30 @@ export interface Config {
   databaseUrlIsDefault: boolean;
   /** Runtime connection as the role that may only SELECT and INSERT. */
   appDatabaseUrl: string;
+  /** Password migrations set on the runtime role (production); undefined in local trust set-ups. */
+  appDbPassword: string | undefined;
   /** Temporal frontend address; undefined means "start the CLI dev server ourselves". */
   temporalAddress: string | undefined;
+  /** Default "default". */
   temporalNamespace: string;
+  /** Default "timekeeper". */
   taskQueue: string;
-  /** Base URL of the Temporal Web UI, for links in session descriptions. */
+  /** Base URL of the Temporal Web UI, for links in session descriptions. Default http://127.0.0.1:8233 */
   temporalUiUrl: string;
+  /** Log level of the Temporal SDK runtime. Default WARN. */
+  temporalLogLevel: (typeof LOG_LEVELS)[number];
   /** Where the dev server keeps its SQLite file and the embedded PostgreSQL its cluster. Default ./data */
   dataDir: string;
-  /** Largest accepted event content, in bytes of canonical JSON. Default 262144 (256 KiB), at most 1 MiB. */
+  /** See TUNABLE.maxContentBytes. */
   maxContentBytes: number;
-  /** Session workflows continue-as-new after this many appends in one run. Default 1000, at most 1800 (server hard limit 2000). */
+  /** See TUNABLE.updatesPerRun. */
   updatesPerRun: number;
-  /** How long a write waits for the session workflow before answering 503. Default 30000 ms. */
+  /** See TUNABLE.writeTimeoutMs. */
   writeTimeoutMs: number;
   /** Inline API keys ("key:scope[|scope],..."), or undefined. */
   apiKeys: string | undefined;
   /** Path of a JSON API keys file, or undefined. */
   apiKeysFile: string | undefined;
-}
-
-export const APP_ROLE = 'timekeeper_app';
-export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/timekeeper';
-
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  return n;
 }
 
 /** The runtime URL defaults to the owner URL with the user swapped for the SELECT/INSERT-only role. */
@@ -56,24 +99,42 @@ export function deriveAppUrl(ownerUrl: string, password?: string): string {
   return u.toString();
 }
 
+/** Reads and validates the environment; a bad value throws an Error naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const databaseUrl = env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const r = EnvSchema.safeParse(env);
+  if (!r.success) throw new Error(r.error.issues.map((i) => (i.code === 'custom' ? i.message : `${i.path.join('.')}: ${i.message}`)).join('; '));
+  const e = r.data;
+  const databaseUrl = e.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   return {
-    port: int(env, 'PORT', 8000, 0, 65535),
-    host: env.HOST || '127.0.0.1',
+    port: e.PORT,
+    host: e.HOST ?? '127.0.0.1',
     databaseUrl,
-    databaseUrlIsDefault: !env.DATABASE_URL,
-    appDatabaseUrl: env.APP_DATABASE_URL || deriveAppUrl(databaseUrl, env.APP_DB_PASSWORD),
-    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
-    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
-    taskQueue: env.TEMPORAL_TASK_QUEUE || 'timekeeper',
-    temporalUiUrl: (env.TEMPORAL_UI_URL || 'http://127.0.0.1:8233').replace(/\/+$/, ''),
-    dataDir: path.resolve(env.TIMEKEEPER_DATA_DIR || 'data'),
-    maxContentBytes: int(env, 'MAX_CONTENT_BYTES', 262144, 1, 1024 * 1024),
-    // Below the server's hard limit of 2000 updates per run, with room for in-flight ones.
-    updatesPerRun: int(env, 'SESSION_UPDATES_PER_RUN', 1000, 1, 1800),
-    writeTimeoutMs: int(env, 'WRITE_TIMEOUT_MS', 30_000, 100),
-    apiKeys: env.TIMEKEEPER_API_KEYS || undefined,
-    apiKeysFile: env.TIMEKEEPER_API_KEYS_FILE || undefined,
+    databaseUrlIsDefault: e.DATABASE_URL === undefined,
+    appDatabaseUrl: e.APP_DATABASE_URL ?? deriveAppUrl(databaseUrl, e.APP_DB_PASSWORD),
+    appDbPassword: e.APP_DB_PASSWORD,
+    temporalAddress: e.TEMPORAL_ADDRESS,
+    temporalNamespace: e.TEMPORAL_NAMESPACE ?? 'default',
+    taskQueue: e.TEMPORAL_TASK_QUEUE ?? 'timekeeper',
+    temporalUiUrl: (e.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233').replace(/\/+$/, ''),
+    temporalLogLevel: e.TEMPORAL_LOG_LEVEL ?? 'WARN',
+    dataDir: path.resolve(e.TIMEKEEPER_DATA_DIR ?? 'data'),
+    maxContentBytes: e[TUNABLE.maxContentBytes.env],
+    updatesPerRun: e[TUNABLE.updatesPerRun.env],
+    writeTimeoutMs: e[TUNABLE.writeTimeoutMs.env],
+    apiKeys: e.TIMEKEEPER_API_KEYS,
+    apiKeysFile: e.TIMEKEEPER_API_KEYS_FILE,
   };
+}
+
+/** Where the tools are: an explicit Temporal CLI binary, and the cache folder a build goes into. */
+export interface ToolSettings {
+  /** TEMPORAL_CLI: a `temporal` binary to use instead of searching PATH and the cache. */
+  temporalCli: string | undefined;
+  /** $XDG_CACHE_HOME/timekeeper/bin (default ~/.cache/timekeeper/bin). */
+  cliCacheDir: string;
+}
+
+export function toolSettings(env: NodeJS.ProcessEnv = process.env): ToolSettings {
+  const base = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return { temporalCli: env.TEMPORAL_CLI || undefined, cliCacheDir: path.join(base, 'timekeeper', 'bin') };
 }

@@ -1,5 +1,6 @@
 /** PostgreSQL connection helpers shared by the worker, the API and the tools. */
-import { Pool, PoolConfig, types } from 'pg';
+import { Pool, PoolClient, PoolConfig, types } from 'pg';
+import { LIMITS } from './domain/limits';
 
 // bigint columns (seq, ts) fit in a double for any realistic timeline; parse them as numbers
 // so the hash input sees the same integers the writer hashed.
@@ -8,15 +9,31 @@ types.setTypeParser(types.builtins.INT8, (v) => Number(v));
 export function createPool(connectionString: string, overrides: Partial<PoolConfig> = {}): Pool {
   const pool = new Pool({
     connectionString,
-    max: 20,
-    idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: 10_000,
+    max: LIMITS.dbPoolMax,
+    idleTimeoutMillis: LIMITS.dbIdleMs,
+    connectionTimeoutMillis: LIMITS.dbConnectTimeoutMs,
     application_name: 'timekeeper',
     ...overrides,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', (err) => console.error('[db] idle client error:', err.message));
   return pool;
+}
+
+/** Runs `fn` in one transaction on one pooled connection; rolls back on any error. */
+export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }
 
 /** The database name of a connection URL. */

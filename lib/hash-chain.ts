@@ -7,24 +7,10 @@
  * sandbox has no node:crypto.
  */
 import { createHash } from 'node:crypto';
-import { canonicalize, CanonicalJsonError, type JsonValue } from './canonical-json';
+import { canonicalize, CanonicalJsonError } from './domain/canonical-json';
+import type { ChainEvent } from './domain/sessions';
 
-export interface ChainEvent {
-  session_id: string;
-  /** 1-based, gapless per session. */
-  seq: number;
-  /** Lowercase UUID. */
-  event_id: string;
-  /** e.g. USER_INPUT. */
-  event_type: string;
-  /** Milliseconds since the Unix epoch; never decreases within a session. */
-  ts: number;
-  content: JsonValue;
-  /** Hash of the previous event (64 lowercase hex), null for seq 1. */
-  prev_hash: string | null;
-  /** Lowercase hex SHA-256 of hashInput(event). */
-  hash: string;
-}
+export type { ChainEvent };
 
 export type UnhashedEvent = Omit<ChainEvent, 'hash'>;
 

@@ -6,18 +6,17 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { toolSettings } from './config';
+import { SEARCH_ATTRIBUTES } from './search-attributes';
 
 const execFileP = promisify(execFile);
 
 /** Later tags carry a `replace` directive and cannot be built with `go install`. */
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 
-/** Keyword search attributes that make sessions findable in the Temporal UI. */
-export const SEARCH_ATTRIBUTES = ['SessionId', 'AgentId', 'Channel'] as const;
 
 /**
  * Server limits the session workflow is designed around. The default of 10 in-flight
@@ -49,8 +48,7 @@ export const DEV_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
 
 /** A user-level folder, so fresh clones and CI runs reuse one build of the CLI. */
 export function cliCacheDir(): string {
-  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  return path.join(base, 'timekeeper', 'bin');
+  return toolSettings().cliCacheDir;
 }
 
 function onPath(cmd: string): string | undefined {
@@ -75,7 +73,7 @@ function findGo(): string | undefined {
  * the cache folder with `go install` when none is found.
  */
 export async function ensureTemporalCli(log: (m: string) => void = console.log): Promise<string> {
-  const explicit = process.env.TEMPORAL_CLI;
+  const explicit = toolSettings().temporalCli;
   if (explicit) {
     if (!fs.existsSync(explicit)) throw new Error(`TEMPORAL_CLI=${explicit} does not exist`);
     return explicit;

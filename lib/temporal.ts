@@ -1,7 +1,7 @@
 /** Temporal set-up shared by the API, the tests and the tools. */
 import type { ConnectionLike } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from './temporal-server';
+import { SEARCH_ATTRIBUTES } from './search-attributes';
 
 /**
  * Registers the Keyword search attributes sessions are tagged with, when missing. The dev

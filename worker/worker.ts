@@ -1,7 +1,8 @@
-/** The Temporal worker: session workflows plus the activities that write timeline rows. */
+/** The Temporal worker: every capability's workflows (one bundle) and activities. */
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import type { Pool } from 'pg';
-import { createTimelineActivities } from '../activities/timeline';
+import { createActivities } from '../activities';
+import { LIMITS } from '../lib/domain/limits';
 
 export interface TimekeeperWorkerOptions {
   connection: NativeConnection;
@@ -19,14 +20,12 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
-    activities: createTimelineActivities(opts.pool),
-    // Sessions are long-lived and mostly idle: keep many cached so an append rarely replays.
-    maxCachedWorkflows: 5000,
-    maxConcurrentWorkflowTaskExecutions: 100,
-    maxConcurrentLocalActivityExecutions: 100,
+    activities: createActivities({ pool: opts.pool }),
+    maxCachedWorkflows: LIMITS.workerMaxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: LIMITS.workerMaxConcurrentWorkflowTasks,
+    maxConcurrentLocalActivityExecutions: LIMITS.workerMaxConcurrentLocalActivities,
     // New sessions arrive on the normal queue; the default ratio (0.2) leaves them two pollers.
     nonStickyToStickyPollRatio: 0.5,
-    // SIGTERM lets in-flight tasks finish before the process exits.
-    shutdownGraceTime: '20 seconds',
+    shutdownGraceTime: LIMITS.workerShutdownGraceMs,
   });
 }

@@ -1,2 +1,2 @@
 /** Workflow bundle entry point: every workflow the worker registers. */
-export { sessionWorkflow } from './session';
+export { sessionWorkflow } from './sessions/workflow';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { assertSafeBinding, loadKeyStore, Operation } from '../../api/auth';
-import { HttpError } from '../../api/errors';
+import { DomainError } from '../../lib/domain/errors';
 import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 const KEYS = { gateway: 'gw-key-123456', agent: 'agent-key-1234', auditor: 'audit-key-1234', admin: 'admin-key-12345' } as const;
@@ -178,8 +178,8 @@ describe('scopes', () => {
     expect(() => store.authorise(header, Operation.Read)).not.toThrow();
     expect(() => store.authorise(header, Operation.Append)).not.toThrow();
     expect(() => store.authorise(header, Operation.Verify)).not.toThrow();
-    expect(() => store.authorise(header, Operation.CreateSession)).toThrow(expect.objectContaining({ status: 403 }));
-    expect(() => store.authorise(header, Operation.EndSession)).toThrow(expect.objectContaining({ status: 403 }));
+    expect(() => store.authorise(header, Operation.CreateSession)).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    expect(() => store.authorise(header, Operation.EndSession)).toThrow(expect.objectContaining({ code: 'forbidden' }));
   });
 });
 
@@ -239,7 +239,7 @@ describe('start-up guards', () => {
       const store = loadKeyStore(undefined, file);
       expect(store.open).toBe(false);
       expect(() => store.authorise('Bearer file-key-12345', Operation.Verify)).not.toThrow();
-      expect(() => store.authorise('Bearer file-key-12345', Operation.Append)).toThrow(HttpError);
+      expect(() => store.authorise('Bearer file-key-12345', Operation.Append)).toThrow(DomainError);
       fs.writeFileSync(file, JSON.stringify({ keys: [{ key: 'file-key-12345', scopes: ['owner'] }] }));
       expect(() => loadKeyStore(undefined, file)).toThrow(/unknown API key scope/);
       fs.writeFileSync(file, JSON.stringify({ keys: [{ key: 'tiny', scopes: ['admin'] }] }));
@@ -251,10 +251,10 @@ describe('start-up guards', () => {
     }
   });
 
-  test('an open store lets everything through; a keyed store answers 401 and 403 as HttpErrors', () => {
+  test('an open store lets everything through; a keyed store answers 401 and 403 as DomainErrors', () => {
     expect(() => open.authorise(undefined, Operation.Verify)).not.toThrow();
-    expect(() => keyed.authorise(undefined, Operation.Read)).toThrow(expect.objectContaining({ status: 401 }));
+    expect(() => keyed.authorise(undefined, Operation.Read)).toThrow(expect.objectContaining({ code: 'unauthorized' }));
     const agentOnly = loadKeyStore('agent-only-123:agent');
-    expect(() => agentOnly.authorise('Bearer agent-only-123', Operation.Verify)).toThrow(expect.objectContaining({ status: 403 }));
+    expect(() => agentOnly.authorise('Bearer agent-only-123', Operation.Verify)).toThrow(expect.objectContaining({ code: 'forbidden' }));
   });
 });

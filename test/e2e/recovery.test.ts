@@ -3,7 +3,7 @@
  * answered again, a terminated session workflow is started again from the chain head, and
  * a write with no worker to take it fails within the write deadline instead of hanging.
  */
-import { verifyTimeline } from '../../lib/timeline-queries';
+import { SessionStore } from '../../lib/store/sessions';
 import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 const systems: TestSystem[] = [];
@@ -50,7 +50,7 @@ test('an open session whose workflow was terminated is resumed from the chain he
   );
   expect(after.map((r) => r.status)).toEqual(Array(5).fill(201));
   expect(after.map((r) => r.body.seq).sort((a, b) => a - b)).toEqual([5, 6, 7, 8, 9]);
-  const v = await verifyTimeline(sys.pool, id);
+  const v = await new SessionStore(sys.pool).verify(id);
   expect(v).toMatchObject({ ok: true, checked: 9 });
   const state = (await call(sys.baseUrl, 'GET', `/v1/sessions/${id}`)).body;
   expect(state.status).toBe('open');

@@ -5,7 +5,7 @@
  */
 import type { PoolClient } from 'pg';
 import { computeEventHash } from '../../lib/hash-chain';
-import { verifyTimeline } from '../../lib/timeline-queries';
+import { SessionStore } from '../../lib/store/sessions';
 import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 let sys: TestSystem;
@@ -66,7 +66,7 @@ test('40 concurrent writers on one session produce one linear chain with every a
     expect(stored.hash).toBe(r.body.hash);
   }
   expect(new Set(rows.slice(1).map((r) => (r.content as { writer: number }).writer)).size).toBe(writers);
-  expect((await verifyTimeline(sys.pool, id)).ok).toBe(true);
+  expect((await new SessionStore(sys.pool).verify(id)).ok).toBe(true);
 });
 
 test('continue-as-new carries the chain head: appends across several runs stay one chain', async () => {
@@ -177,7 +177,7 @@ test('verify catches a truncated or re-hashed tail against the head the workflow
     const forged = { ...rows[0], seq: 7, ts: Number(rows[0].ts), content: { reason: 'nothing happened' } };
     await c.query('UPDATE timeline_events SET content = $2, hash = $3 WHERE session_id = $1 AND seq = 7', [archived, forged.content, computeEventHash(forged)]);
   });
-  expect((await verifyTimeline(sys.pool, open)).ok).toBe(true); // the chain alone cannot tell
+  expect((await new SessionStore(sys.pool).verify(open)).ok).toBe(true); // the chain alone cannot tell
   const vOpen = await call(sys.baseUrl, 'GET', `/v1/sessions/${open}/verify`);
   expect(vOpen.body).toMatchObject({ ok: false, reason: 'anchor_mismatch', first_bad_seq: 5, anchor: { seq: 6, ok: false } });
   const vArchived = await call(sys.baseUrl, 'GET', `/v1/sessions/${archived}/verify`);

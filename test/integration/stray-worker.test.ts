@@ -5,7 +5,7 @@
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Client as PgClient, Pool } from 'pg';
-import { databaseInstanceId } from '../../activities/timeline';
+import { databaseInstanceId } from '../../lib/store/instance';
 import { deriveAppUrl } from '../../lib/config';
 import { createPool, quoteIdent, withDatabase } from '../../lib/db';
 import { migrate } from '../../lib/migrate';

@@ -5,7 +5,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { verifyTimeline } from '../../lib/timeline-queries';
+import { SessionStore } from '../../lib/store/sessions';
 import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -93,6 +93,6 @@ test('SIGKILL of the worker mid-append loses and duplicates nothing acknowledged
     for (const a of acknowledged[id]) {
       expect(rows.find((r) => r.event_id === a.event_id)?.seq).toBe(a.seq);
     }
-    expect((await verifyTimeline(sys.pool, id)).ok).toBe(true);
+    expect((await new SessionStore(sys.pool).verify(id)).ok).toBe(true);
   }
 });

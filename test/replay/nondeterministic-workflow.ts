@@ -3,8 +3,8 @@
  * current workflow plus one timer that no recorded history contains. Same type name.
  */
 import { sleep } from '@temporalio/workflow';
-import type { SessionWorkflowInput, SessionWorkflowResult } from '../../workflows/messages';
-import { sessionWorkflow as current } from '../../workflows/session';
+import type { SessionWorkflowInput, SessionWorkflowResult } from '../../workflows/sessions/messages';
+import { sessionWorkflow as current } from '../../workflows/sessions/workflow';
 
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
   const result = current(input);

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, WithStartWorkflowOperation, WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure, SearchAttributeType, TypedSearchAttributes, defineSearchAttributeKey } from '@temporalio/common';
+import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { historyToJSON } from './history-json';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Client as PgClient } from 'pg';
@@ -23,25 +23,16 @@ import { createPool, quoteIdent, withDatabase } from '../../lib/db';
 import { migrate } from '../../lib/migrate';
 import { freePort, startDevServer } from '../../lib/temporal-server';
 import { createTimekeeperWorker } from '../../worker/worker';
-import type { sessionWorkflow } from '../../workflows/session';
-import {
-  AppendRequest,
-  AppendReceipt,
-  EventType,
-  SessionSettings,
-  SessionWorkflowResult,
-  appendUpdate,
-  createdUpdate,
-  endUpdate,
-  sessionWorkflowId,
-} from '../../workflows/messages';
+import { AppendRequest, AppendReceipt, EventType, SessionSettings, sessionWorkflowId } from '../../lib/domain/sessions';
+import { SessionIdKey } from '../../lib/search-attributes';
+import type { sessionWorkflow } from '../../workflows/sessions/workflow';
+import { SessionWorkflowResult, appendUpdate, createdUpdate, endUpdate } from '../../workflows/sessions/messages';
 
 export const HISTORIES_DIR = path.join(__dirname, 'histories');
 
 type History = import('./history-json').History;
 type Session = WorkflowHandle<typeof sessionWorkflow>;
 
-const SessionIdKey = defineSearchAttributeKey('SessionId', SearchAttributeType.KEYWORD);
 
 interface Ctx {
   client: Client;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalize, CanonicalJsonError, MAX_CANONICAL_JSON_DEPTH } from '../../lib/canonical-json';
+import { canonicalize, CanonicalJsonError, MAX_CANONICAL_JSON_DEPTH } from '../../lib/domain/canonical-json';
 
 interface VectorCase {
   name: string;

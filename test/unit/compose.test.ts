@@ -13,7 +13,8 @@ import * as path from 'path';
 import { parse } from 'yaml';
 import { Scope } from '../../api/auth';
 import { type Config, loadConfig } from '../../lib/config';
-import { DEV_DYNAMIC_CONFIG, SEARCH_ATTRIBUTES } from '../../lib/temporal-server';
+import { SEARCH_ATTRIBUTES } from '../../lib/search-attributes';
+import { DEV_DYNAMIC_CONFIG } from '../../lib/temporal-server';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JsonValue } from '../../lib/canonical-json';
+import type { JsonValue } from '../../lib/domain/canonical-json';
 import {
   ChainBreakReason,
   ChainVerifier,

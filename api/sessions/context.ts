@@ -3,8 +3,8 @@
  * includes anything after the as-of point: an agent reasoning "as of" seq N must not see
  * the future.
  */
-import type { JsonValue, StoredEvent } from '../workflows/messages';
-import { canonicalize } from '../lib/canonical-json';
+import type { JsonValue, StoredEvent } from '../../lib/domain/sessions';
+import { canonicalize } from '../../lib/domain/canonical-json';
 
 export type Lang = 'en' | 'zh';
 

@@ -8,7 +8,6 @@
  */
 import {
   ActivityFailure,
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -17,59 +16,62 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AppendItem, AppendOutcome, TimelineActivities } from '../activities/timeline';
-import { canonicalize } from '../lib/canonical-json';
+import type { AppendEventsInput, AppendOutcome, SessionActivities } from '../../activities/sessions';
+import type { JsonValue } from '../../lib/domain/canonical-json';
+import { DomainError, ErrorCode, ErrorDetail } from '../../lib/domain/errors';
+import { LIMITS } from '../../lib/domain/limits';
 import {
-  AppendRequest,
   AppendReceipt,
-  EventHeader,
+  AppendRequest,
   ChainHead,
-  EndRequest,
+  EventHeader,
   EventType,
+  StoredEvent,
+  appendRequestProblem,
+  endReasonOf,
+  headOf,
+  sessionErrors,
+  utf8Length,
+} from '../../lib/domain/sessions';
+import { takeBatch } from './batching';
+import {
+  EndRequest,
   SessionState,
   SessionStatus,
   SessionWorkflowInput,
   SessionWorkflowResult,
-  StoredEvent,
-  TimelineErrorType,
   appendUpdate,
   createdUpdate,
   endUpdate,
-  RequestProblem,
-  appendRequestProblem,
-  endReasonOf,
-  utf8Length,
   stateQuery,
 } from './messages';
 
-const { appendEvents } = proxyLocalActivities<TimelineActivities>({
-  startToCloseTimeout: '15 seconds',
+const { appendEvents } = proxyLocalActivities<SessionActivities>({
+  startToCloseTimeout: LIMITS.appendAttemptTimeoutMs,
   // A database outage stalls appends instead of failing them; callers time out and retry
   // with the same idempotency key, which the activity deduplicates.
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+  retry: { initialInterval: LIMITS.appendRetryInitialMs, backoffCoefficient: 2, maximumInterval: LIMITS.appendRetryMaxMs },
 });
 
-/** Most events written in one transaction. */
-const MAX_BATCH = 200;
-
 interface Pending {
-  item: AppendItem;
-  /** Canonical content size, to keep one batch well under Temporal's 2 MB payload limit. */
+  item: AppendRequest;
+  /** Content size, to keep one batch well under Temporal's 2 MB payload limit. */
   bytes: number;
   outcome?: AppendOutcome;
 }
 
-/** Content bytes written in one transaction at most (a single larger event still goes alone). */
-const MAX_BATCH_BYTES = 1024 * 1024;
+/** Histories recorded before the error catalogue hold failures as `{errorType, message}`. */
+const LEGACY_ERROR_TYPES: Record<string, ErrorCode> = {
+  SessionArchived: ErrorCode.SessionArchived,
+  SessionExists: ErrorCode.SessionExists,
+  EventIdConflict: ErrorCode.EventIdConflict,
+  IdempotencyKeyReused: ErrorCode.IdempotencyKeyReused,
+};
 
-function takeBatch(queue: Pending[]): Pending[] {
-  let n = 0;
-  let bytes = 0;
-  while (n < queue.length && n < MAX_BATCH && (n === 0 || bytes + queue[n].bytes <= MAX_BATCH_BYTES)) {
-    bytes += queue[n].bytes;
-    n++;
-  }
-  return queue.splice(0, n);
+function errorOf(o: Extract<AppendOutcome, { ok: false }>): ErrorDetail {
+  if (o.error) return o.error;
+  const legacy = o as unknown as { errorType?: string; message?: string };
+  return { code: LEGACY_ERROR_TYPES[legacy.errorType ?? ''] ?? ErrorCode.WriteFailed, message: legacy.message ?? 'write failed' };
 }
 
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
@@ -87,19 +89,14 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   const queue: Pending[] = [];
 
   function rejectIfClosed(): void {
-    if (status !== SessionStatus.Open) {
-      throw ApplicationFailure.nonRetryable(
-        `session ${settings.sessionId} is ${status === SessionStatus.Ending ? 'ending' : 'archived'}`,
-        TimelineErrorType.SessionArchived,
-      );
-    }
+    if (status !== SessionStatus.Open) throw sessionErrors.archived(settings.sessionId).toFailure();
   }
 
-  function refuse(problem: RequestProblem | null): void {
-    if (problem) throw ApplicationFailure.nonRetryable(`${problem.field} ${problem.reason}`, problem.type);
+  function refuse(problem: DomainError | null): void {
+    if (problem) throw problem.toFailure();
   }
 
-  async function enqueue(item: AppendItem): Promise<AppendReceipt> {
+  async function enqueue(item: AppendRequest): Promise<AppendReceipt> {
     // Native JSON.stringify: the batch bound needs a size, not the canonical form (the validator checked that).
     const p: Pending = { item, bytes: utf8Length(JSON.stringify(item.content)) };
     queue.push(p);
@@ -107,7 +104,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     lastActivityMs = Date.now();
     await condition(() => p.outcome !== undefined);
     const o = p.outcome!;
-    if (!o.ok) throw ApplicationFailure.nonRetryable(o.message, o.errorType);
+    if (!o.ok) throw DomainError.fromDetail(errorOf(o)).toFailure();
     return o.result;
   }
 
@@ -120,13 +117,20 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         status = SessionStatus.Ending;
         endReason = endReasonOf(req.content);
       }
-      return enqueue({ eventId: req.eventId, type: req.type, content: req.content, idempotencyKey: req.idempotencyKey, clientEventId: req.clientEventId });
+      return enqueue({
+        eventId: req.eventId,
+        type: req.type,
+        content: req.content,
+        idempotencyKey: req.idempotencyKey,
+        clientEventId: req.clientEventId,
+        expectedSeq: req.expectedSeq,
+      });
     },
     {
       // Synchronous, so a bad request is refused before it enters history or the database.
       validator: (req: AppendRequest) => {
         rejectIfClosed();
-        refuse(appendRequestProblem(req, canonicalize, settings.maxContentBytes));
+        refuse(appendRequestProblem(req, settings.maxContentBytes));
       },
     },
   );
@@ -142,6 +146,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         type: EventType.SessionEnd,
         content: req.content ?? { reason: req.reason },
         idempotencyKey: req.idempotencyKey,
+        expectedSeq: req.expectedSeq,
       });
     },
     {
@@ -149,8 +154,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         rejectIfClosed();
         refuse(
           appendRequestProblem(
-            { eventId: req.eventId, type: EventType.SessionEnd, content: req.content ?? null, idempotencyKey: req.idempotencyKey },
-            canonicalize,
+            { eventId: req.eventId, type: EventType.SessionEnd, content: req.content ?? null, idempotencyKey: req.idempotencyKey, expectedSeq: req.expectedSeq },
             settings.maxContentBytes,
           ),
         );
@@ -158,8 +162,10 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     },
   );
 
+  let createFailure: DomainError | null = null;
   setHandler(createdUpdate, async () => {
-    await condition(() => createEvent !== null);
+    await condition(() => createEvent !== null || createFailure !== null);
+    if (createFailure) throw createFailure.toFailure();
     return createEvent!;
   });
 
@@ -179,16 +185,15 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       outcomes = await write(batch, create);
     } catch (err) {
       // A write no retry can fix fails this batch's callers; the session stays open.
-      if (create || !(err instanceof ActivityFailure)) throw err;
-      const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
-      const message = cause?.message ?? err.message;
-      outcomes = batch.map(() => ({ ok: false as const, errorType: TimelineErrorType.WriteFailed, message }));
+      if (!(err instanceof ActivityFailure)) throw err;
+      const error = (DomainError.fromFailure(err.cause) ?? new DomainError(ErrorCode.WriteFailed, err.cause?.message ?? err.message)).toDetail();
+      outcomes = batch.map(() => ({ ok: false as const, error }));
     }
     deliver(batch, outcomes);
   }
 
   function write(batch: Pending[], create: boolean): Promise<AppendOutcome[]> {
-    return appendEvents({
+    const input: AppendEventsInput = {
       sessionId: settings.sessionId,
       databaseInstance: settings.databaseInstance,
       workflowId: info.workflowId,
@@ -203,7 +208,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
           }
         : undefined,
       items: batch.map((p) => p.item),
-    });
+    };
+    return appendEvents(input);
   }
 
   function deliver(batch: Pending[], outcomes: AppendOutcome[]): void {
@@ -212,14 +218,14 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       p.outcome = o;
       if (!o.ok) {
         // An end that was not stored leaves the session open, or it would refuse everything forever.
-        if (p.item.type === EventType.SessionEnd && o.errorType !== TimelineErrorType.SessionArchived && !endEvent) {
+        if (p.item.type === EventType.SessionEnd && errorOf(o).code !== ErrorCode.SessionArchived && !endEvent) {
           status = SessionStatus.Open;
           lastActivityMs = Date.now(); // an idle end that failed waits a full idle period before trying again
         }
         return;
       }
       const e = o.result.event;
-      if (!head || e.seq > head.seq) head = { seq: e.seq, hash: e.hash, ts: e.ts };
+      if (!head || e.seq > head.seq) head = headOf(e);
       if (e.event_type === EventType.SessionEnd) endEvent = e;
     });
   }
@@ -229,7 +235,12 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     const first: Pending = { item: { eventId: settings.createEventId, type: EventType.SessionCreate, content }, bytes: 0 };
     await writeBatch([first], true);
     const o = first.outcome!;
-    if (!o.ok) throw ApplicationFailure.nonRetryable(o.message, o.errorType);
+    if (!o.ok) {
+      // Tell the creator why (its update carries the error), then fail this run: nothing was created.
+      createFailure = DomainError.fromDetail(errorOf(o));
+      await condition(allHandlersFinished);
+      throw createFailure.toFailure();
+    }
     createEvent = { ...o.result.event, content };
   }
 
@@ -272,7 +283,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   return { sessionId: settings.sessionId, reason: endReason, head: head!, endEvent: end! };
 }
 
-function createContent(input: SessionWorkflowInput): { [k: string]: import('./messages').JsonValue } {
+function createContent(input: SessionWorkflowInput): { [k: string]: JsonValue } {
   const s = input.settings;
   return {
     msg: 'session created',

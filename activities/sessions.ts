@@ -1,0 +1,161 @@
+/**
+ * The session writer: the only code that appends timeline rows. The session workflow calls
+ * appendEvents as a local activity with a batch of queued appends; this decides, inside one
+ * locked transaction, what each item becomes (a new chained event, the answer to a retry,
+ * or a refusal) and has the store insert the new ones.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import { DomainError, ErrorCode, ErrorDetail } from '../lib/domain/errors';
+import {
+  AppendReceipt,
+  AppendRequest,
+  EventType,
+  StoredEvent,
+  header,
+  headOf,
+  sameRequest,
+  sessionErrors,
+} from '../lib/domain/sessions';
+import type { JsonValue } from '../lib/domain/canonical-json';
+import { computeEventHash } from '../lib/hash-chain';
+import { databaseInstanceReader } from '../lib/store/instance';
+import { SessionStore } from '../lib/store/sessions';
+
+/** Present on the batch that writes SESSION_CREATE: the timeline's own row. */
+export interface NewTimeline {
+  timelineId: string;
+  agentId?: string;
+  channel?: string;
+  metadata?: { [k: string]: JsonValue };
+  idleTimeoutS?: number;
+}
+
+export interface AppendEventsInput {
+  sessionId: string;
+  /** The session's event database (timekeeper_instance); absent for sessions from before it existed. */
+  databaseInstance?: string;
+  workflowId: string;
+  runId: string;
+  create?: NewTimeline;
+  items: AppendRequest[];
+}
+
+/** What became of one item. Histories recorded before the error catalogue carry `{ok: false, errorType, message}`. */
+export type AppendOutcome = { ok: true; result: AppendReceipt } | { ok: false; error: ErrorDetail };
+
+const refused = (e: DomainError): AppendOutcome => ({ ok: false, error: e.toDetail() });
+
+/**
+ * SQLSTATEs that mean another writer got there first: a primary-key or unique race, or the
+ * chain guard trigger refusing a stale head. Retrying the same batch cannot succeed.
+ */
+const CONFLICT_SQLSTATE = new Set(['23505', '23514']);
+/** Other SQLSTATE classes no retry can fix: data exceptions, constraint violations, access and schema errors. */
+const PERMANENT_SQLSTATE = /^(22|23|42)/;
+
+function failureFromDatabase(err: unknown): ApplicationFailure | undefined {
+  const code = (err as { code?: string }).code;
+  if (!code) return undefined;
+  const msg = `${(err as Error).message} (SQLSTATE ${code})`;
+  if (CONFLICT_SQLSTATE.has(code)) {
+    return new DomainError(ErrorCode.ConcurrencyConflict, `another writer changed this timeline at the same time; nothing was stored: ${msg}`).toFailure();
+  }
+  if (PERMANENT_SQLSTATE.test(code)) return new DomainError(ErrorCode.WriteFailed, `nothing was stored: the database refused the write: ${msg}`).toFailure();
+  return undefined;
+}
+
+export function createSessionActivities(pool: Pool) {
+  const store = new SessionStore(pool);
+  const instanceId = databaseInstanceReader(pool);
+
+  async function appendEvents(input: AppendEventsInput): Promise<AppendOutcome[]> {
+    const { sessionId } = input;
+    if (input.databaseInstance) {
+      const mine = await instanceId();
+      if (mine !== input.databaseInstance) {
+        throw new DomainError(
+          ErrorCode.WriteFailed,
+          `nothing was stored: this worker writes to event database ${mine}, but session ${sessionId} lives in ${input.databaseInstance}`,
+        ).toFailure();
+      }
+    }
+    try {
+      return await writeBatch(input);
+    } catch (err) {
+      throw failureFromDatabase(err) ?? err;
+    }
+  }
+
+  function writeBatch(input: AppendEventsInput): Promise<AppendOutcome[]> {
+    const { sessionId } = input;
+    return store.write(sessionId, async (tx) => {
+      if (input.create) {
+        const { created, timelineId } = await tx.createTimeline({ sessionId, workflowId: input.workflowId, ...input.create });
+        if (!created && timelineId !== input.create.timelineId) return input.items.map(() => refused(sessionErrors.exists(sessionId)));
+      }
+
+      // Earlier attempts of this batch, and earlier requests with the same idempotency key.
+      const known = await tx.findKnown(
+        sessionId,
+        input.items.map((i) => i.eventId),
+        input.items.map((i) => i.idempotencyKey).filter((k): k is string => !!k),
+      );
+      const byId = new Map<string, StoredEvent>();
+      const byKey = new Map<string, StoredEvent>();
+      const remember = (e: StoredEvent) => {
+        byId.set(e.event_id, e);
+        if (e.session_id === sessionId && e.idempotency_key) byKey.set(e.idempotency_key, e);
+      };
+      known.forEach(remember);
+
+      let { head, nowMs } = await tx.head(sessionId);
+      const fresh: StoredEvent[] = [];
+      const outcomes = input.items.map((item): AppendOutcome => {
+        const prior = byId.get(item.eventId);
+        if (prior) {
+          // Same id: an earlier attempt of this very batch, or a client that retried with its
+          // own event id. Either way the stored event is the answer.
+          return prior.session_id === sessionId && sameRequest(prior, item)
+            ? { ok: true, result: { event: header(prior), deduplicated: item.clientEventId === true } }
+            : refused(DomainError.field(ErrorCode.EventIdConflict, 'event_id', 'already used').withMessage(`event_id ${item.eventId} is already used by another event`));
+        }
+        const sameKey = item.idempotencyKey ? byKey.get(item.idempotencyKey) : undefined;
+        if (sameKey) {
+          return sameRequest(sameKey, item)
+            ? { ok: true, result: { event: header(sameKey), deduplicated: true } }
+            : refused(
+                DomainError.field(ErrorCode.IdempotencyKeyReused, 'idempotency_key', 'reused with different content').withMessage(
+                  `idempotency_key ${item.idempotencyKey} was already used for a different event (seq ${sameKey.seq})`,
+                ),
+              );
+        }
+        if (head?.type === EventType.SessionEnd) return refused(sessionErrors.archived(sessionId));
+        if (item.expectedSeq !== undefined && item.expectedSeq !== (head?.seq ?? 0)) {
+          return refused(sessionErrors.wrongExpectedSeq(item.expectedSeq, head ? headOf(head) : null));
+        }
+        const unhashed = {
+          session_id: sessionId,
+          seq: head ? head.seq + 1 : 1,
+          event_id: item.eventId,
+          event_type: item.type,
+          ts: head ? Math.max(nowMs, head.ts) : nowMs,
+          content: item.content,
+          prev_hash: head ? head.hash : null,
+        };
+        const event: StoredEvent = { ...unhashed, hash: computeEventHash(unhashed), idempotency_key: item.idempotencyKey ?? null };
+        fresh.push(event);
+        remember(event);
+        head = { ...headOf(event), type: event.event_type };
+        return { ok: true, result: { event: header(event), deduplicated: false } };
+      });
+
+      await tx.insertEvents(fresh, input);
+      return outcomes;
+    });
+  }
+
+  return { appendEvents };
+}
+
+export type SessionActivities = ReturnType<typeof createSessionActivities>;

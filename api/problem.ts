@@ -1,0 +1,124 @@
+/**
+ * One error shape for every endpoint, and the one place where error codes become HTTP
+ * statuses. Responses are RFC 9457 problem details whose `type` ends in the catalogue code
+ * (lib/domain/errors.ts), plus the seed envelope's `code` and `msg` so a Gateway written
+ * against the seed can keep checking `code`.
+ */
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { ZodError } from 'zod';
+import { DomainError, ErrorCode } from '../lib/domain/errors';
+
+/** The seed-compatible routes answer a few refusals with 400, as the seed's own code did; /v1 uses the proper status. */
+export type Surface = 'seed' | 'v1';
+
+const TITLES: Record<ErrorCode, string> = {
+  validation_error: 'Invalid request',
+  not_found: 'Not found',
+  session_exists: 'Session already exists',
+  session_archived: 'Session archived',
+  idempotency_key_reused: 'Idempotency key reused',
+  event_id_conflict: 'Event id conflict',
+  concurrency_conflict: 'Concurrent write',
+  wrong_expected_seq: 'Wrong expected sequence number',
+  payload_too_large: 'Payload too large',
+  unauthorized: 'Unauthorized',
+  forbidden: 'Forbidden',
+  rate_limited: 'Too many requests',
+  unavailable: 'Service unavailable',
+  write_failed: 'Nothing was stored',
+  internal_error: 'Internal error',
+};
+
+const V1_STATUS: Record<ErrorCode, number> = {
+  validation_error: 400,
+  not_found: 404,
+  session_exists: 409,
+  session_archived: 409,
+  idempotency_key_reused: 409,
+  event_id_conflict: 409,
+  concurrency_conflict: 409,
+  wrong_expected_seq: 412,
+  payload_too_large: 413,
+  unauthorized: 401,
+  forbidden: 403,
+  rate_limited: 429,
+  unavailable: 503,
+  write_failed: 503,
+  internal_error: 500,
+};
+
+const SEED_STATUS: Partial<Record<ErrorCode, number>> = {
+  session_exists: 400,
+  session_archived: 400,
+  idempotency_key_reused: 400,
+};
+
+export function httpStatus(code: ErrorCode, surface: Surface): number {
+  return (surface === 'seed' ? SEED_STATUS[code] : undefined) ?? V1_STATUS[code];
+}
+
+/** Routers mark their surface so the error handler picks the right status table. */
+export const surface =
+  (s: Surface) =>
+  (_req: Request, res: Response, next: () => void): void => {
+    res.locals.surface = s;
+    next();
+  };
+
+export function problemBody(err: DomainError, status: number, instance?: string) {
+  return {
+    type: `https://timekeeper.dev/problems/${err.code}`,
+    title: TITLES[err.code],
+    status,
+    detail: err.message,
+    ...(instance ? { instance } : {}),
+    ...(err.errors.length ? { errors: err.errors } : {}),
+    ...(err.extra ?? {}),
+    code: status,
+    msg: err.message,
+  };
+}
+
+export function sendProblem(req: Request, res: Response, err: DomainError): void {
+  const status = httpStatus(err.code, (res.locals.surface as Surface | undefined) ?? 'v1');
+  res.status(status).type('application/problem+json').json(problemBody(err, status, req.originalUrl));
+}
+
+export function fromZod(err: ZodError, prefix = ''): DomainError {
+  // With no path the failure is the value itself: the prefix names it (e.g. a path parameter).
+  const at = (path: PropertyKey[]) => (path.length ? prefix + path.join('.') : prefix || 'body');
+  // A strict object reports unknown keys on the object itself: name each key instead.
+  const errors = err.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((k) => ({ field: at([...i.path, k]), reason: 'is not a known field' }))
+      : [{ field: at(i.path), reason: i.message }],
+  );
+  return new DomainError(ErrorCode.Validation, errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors);
+}
+
+/** Last handler: domain errors by their code, body-parser failures as 4xx, database outages as 503, anything else a logged 500. */
+export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  sendProblem(req, res, toDomainError(err, req));
+};
+
+function toDomainError(err: unknown, req: Request): DomainError {
+  if (err instanceof DomainError) return err;
+  if (err instanceof ZodError) return fromZod(err);
+  const e = err as { type?: string; status?: number; limit?: number; message?: string };
+  if (e.type === 'entity.too.large') return DomainError.field(ErrorCode.TooLarge, 'body', `is larger than ${e.limit} bytes`);
+  if (e.type === 'entity.parse.failed') return DomainError.validation('body', `is not valid JSON: ${e.message}`);
+  // The router could not percent-decode a path parameter.
+  if (err instanceof URIError) return DomainError.validation('path', 'is not valid percent-encoding').withMessage(e.message ?? 'bad path');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return DomainError.validation('body', e.message ?? 'bad request').withMessage(e.message ?? 'bad request');
+  if (isDatabaseUnavailable(err)) return new DomainError(ErrorCode.Unavailable, 'the event database is not reachable; retry shortly');
+  console.error('[api] unexpected error', req.method, req.originalUrl, err);
+  return new DomainError(ErrorCode.Internal, 'unexpected error; see the server log');
+}
+
+/** Connection-level PostgreSQL failures: the request was fine, the database was not there. */
+function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (typeof e?.code === 'string' && (/^(08|57P0|53)/.test(e.code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE'].includes(e.code))) return true;
+  // pg reports a pool checkout timeout and a dropped connection only in its message.
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/i.test(e?.message ?? '');
+}

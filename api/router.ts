@@ -1,0 +1,9 @@
+/** Registers a route from its contract: method, path and the scopes it requires, in one place. */
+import type { Request, Response, Router } from 'express';
+import type { KeyStore } from './auth';
+import { requireScope } from './auth';
+import type { RouteContract } from './contract';
+
+export function route(r: Router, keys: KeyStore, c: RouteContract, handler: (req: Request, res: Response) => Promise<void> | void): void {
+  r[c.method](c.path, requireScope(keys, c.scopes), handler);
+}

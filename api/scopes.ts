@@ -1,0 +1,14 @@
+/** API key scopes and what each operation needs; admin may do everything. Pure: the contracts import it. */
+export const Scope = { Gateway: 'gateway', Agent: 'agent', Auditor: 'auditor', Admin: 'admin' } as const;
+export type Scope = (typeof Scope)[keyof typeof Scope];
+export const SCOPES = Object.values(Scope) as string[];
+
+export const Operation = {
+  CreateSession: [Scope.Gateway],
+  EndSession: [Scope.Gateway],
+  Append: [Scope.Gateway, Scope.Agent],
+  Read: [Scope.Agent, Scope.Auditor],
+  Verify: [Scope.Auditor],
+  Public: [],
+} as const satisfies Record<string, readonly Scope[]>;
+export type Operation = (typeof Operation)[keyof typeof Operation];

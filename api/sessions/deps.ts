@@ -1,0 +1,13 @@
+/** What the session routers need: the session client for writes, the store for reads. */
+import type { SessionClient } from '../../lib/clients/sessions';
+import type { SessionStore } from '../../lib/store/sessions';
+import type { KeyStore } from '../auth';
+
+export interface SessionDeps {
+  sessions: SessionClient;
+  store: SessionStore;
+  keys: KeyStore;
+  /** Base of the Temporal Web UI links in session descriptions. */
+  temporalUiUrl: string;
+  temporalNamespace: string;
+}

@@ -1,0 +1,69 @@
+/**
+ * The seed article's three endpoints, same paths, query parameters and envelope
+ * `{"code":200,"msg":…,"data":…}`, so a Gateway written against the seed works unchanged.
+ */
+import { Router, type Request } from 'express';
+import { LIMITS } from '../../lib/domain/limits';
+import { DomainError } from '../../lib/domain/errors';
+import { EventType, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
+import { Operation } from '../scopes';
+import { parse, queryObject } from '../http';
+import { surface } from '../problem';
+import { route } from '../router';
+import type { SessionDeps } from './deps';
+import { seedAppend, seedGet, seedInit } from './contract';
+
+const ok = (msg: string, data: unknown) => ({ code: 200 as const, msg, data });
+
+export function seedEvent(e: StoredEvent) {
+  return {
+    event_id: e.event_id,
+    session_id: e.session_id,
+    timestamp: e.ts,
+    content: e.content,
+    prev_event_hash: e.prev_hash,
+    event_type: e.event_type,
+    seq: e.seq,
+    hash: e.hash,
+  };
+}
+
+/** Seed clients send parameters in the query string; a JSON or form body is accepted as well. */
+function params(req: Request): Record<string, unknown> {
+  const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
+  return { ...body, ...queryObject(req) };
+}
+
+export function seedRouter({ sessions, store, keys }: SessionDeps): Router {
+  const r = Router();
+  r.use('/timeline', surface('seed'));
+
+  route(r, keys, seedInit, async (req, res) => {
+    const p = parse(seedInit.query, params(req));
+    const created = await sessions.create({ sessionId: p.session_id });
+    res.json(ok('timeline initialised', { timeline_id: created.timeline_id, event_id: created.event_id }));
+  });
+
+  // Authenticated (by route) before validation, so a caller without a key learns nothing; ending needs more.
+  route(r, keys, seedAppend, async (req, res) => {
+    const p = parse(seedAppend.query, params(req));
+    if (p.event_type === EventType.SessionEnd) keys.authorise(req.headers.authorization, Operation.EndSession);
+    let content: JsonValue;
+    try {
+      content = JSON.parse(p.content) as JsonValue;
+    } catch (err) {
+      throw DomainError.validation('content', `must be a JSON document: ${(err as Error).message}`);
+    }
+    const { event } = await sessions.append({ sessionId: p.session_id, type: p.event_type, content, idempotencyKey: p.idempotency_key, eventId: p.event_id });
+    res.json(ok('event appended', { event_id: event.event_id, timestamp: event.ts, prev_event_hash: event.prev_hash, seq: event.seq, hash: event.hash }));
+  });
+
+  route(r, keys, seedGet, async (req, res) => {
+    const p = parse(seedGet.query, queryObject(req));
+    const limit = p.limit ?? LIMITS.seedMaxEvents;
+    const events = await store.listEvents(p.session_id, { fromTs: p.from_ts, limit: limit + 1 });
+    res.json(ok('events read', { events: events.slice(0, limit).map(seedEvent), has_more: events.length > limit }));
+  });
+
+  return r;
+}

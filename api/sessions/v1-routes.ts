@@ -1,0 +1,196 @@
+/** The /v1 session resource API: JSON bodies, cursor paging, problem-details errors. */
+import { Router, type Request } from 'express';
+import { DomainError } from '../../lib/domain/errors';
+import { LIMITS } from '../../lib/domain/limits';
+import { EventType, SESSION_ID_RE, sessionErrors, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
+import { TimelineRow, timelineHead } from '../../lib/store/sessions';
+import { jsonBody, parse, queryObject } from '../http';
+import { Operation } from '../scopes';
+import { route } from '../router';
+import { formatContext, Lang, toMessage } from './context';
+import type { SessionDeps } from './deps';
+import { appendEvent, createSession, endSession, getContext, getSession, getWorkflow, listEvents, listSessions, verifySession } from './contract';
+
+export function v1Event(e: StoredEvent) {
+  return {
+    session_id: e.session_id,
+    seq: e.seq,
+    event_id: e.event_id,
+    type: e.event_type,
+    ts: e.ts,
+    content: e.content,
+    prev_hash: e.prev_hash,
+    hash: e.hash,
+    idempotency_key: e.idempotency_key,
+  };
+}
+
+/**
+ * zod rebuilds records by assignment, which turns an own "__proto__" key into a prototype
+ * change and silently drops it; once validated, keep the object exactly as the client sent it.
+ */
+function rawMetadata(req: Request, validated: unknown): { [k: string]: JsonValue } | undefined {
+  return validated === undefined ? undefined : (req.body as { metadata: { [k: string]: JsonValue } }).metadata;
+}
+
+function encodeCursor(t: TimelineRow): string {
+  return Buffer.from(JSON.stringify([t.created_ts, t.session_id])).toString('base64url');
+}
+
+function decodeCursor(c: string): { createdTs: number; sessionId: string } {
+  try {
+    const [createdTs, sid] = JSON.parse(Buffer.from(c, 'base64url').toString('utf8'));
+    // Both go to PostgreSQL as a bigint and a session id: anything else would be a 500 there.
+    if (Number.isSafeInteger(createdTs) && createdTs >= 0 && typeof sid === 'string' && SESSION_ID_RE.test(sid)) return { createdTs, sessionId: sid };
+  } catch {
+    /* fall through */
+  }
+  throw DomainError.validation('cursor', 'is not a cursor returned by this endpoint');
+}
+
+export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespace }: SessionDeps): Router {
+  const r = Router();
+
+  async function mustExist(id: string): Promise<TimelineRow> {
+    const t = await store.getTimeline(id);
+    if (!t) throw sessionErrors.notFound(id).withMessage(`session ${id} not found`);
+    return t;
+  }
+  const idOf = (req: Request) => parse(getSession.params.shape.id, req.params.id, 'session_id');
+
+  function describe(t: TimelineRow) {
+    return {
+      session_id: t.session_id,
+      timeline_id: t.timeline_id,
+      status: t.status,
+      agent_id: t.agent_id,
+      channel: t.channel,
+      metadata: t.metadata,
+      idle_timeout_s: t.idle_timeout_s,
+      created_ts: t.created_ts,
+      archived_ts: t.archived_ts,
+      head: timelineHead(t),
+      workflow: {
+        workflow_id: t.workflow_id,
+        ui_url: `${temporalUiUrl}/namespaces/${encodeURIComponent(temporalNamespace)}/workflows/${encodeURIComponent(t.workflow_id)}`,
+      },
+    };
+  }
+
+  route(r, keys, createSession, async (req, res) => {
+    const b = parse(createSession.body, jsonBody(req));
+    await sessions.create({ sessionId: b.session_id, agentId: b.agent_id, channel: b.channel, metadata: rawMetadata(req, b.metadata), idleTimeoutS: b.idle_timeout_s });
+    const t = await mustExist(b.session_id);
+    res.status(201).location(`/v1/sessions/${encodeURIComponent(b.session_id)}`).json(describe(t));
+  });
+
+  route(r, keys, listSessions, async (req, res) => {
+    const q = parse(listSessions.query, queryObject(req));
+    const limit = q.limit ?? LIMITS.pageDefault;
+    const rows = await store.listTimelines({
+      status: q.status,
+      agentId: q.agent_id,
+      channel: q.channel,
+      after: q.cursor ? decodeCursor(q.cursor) : undefined,
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    res.json({ sessions: page.map(describe), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null });
+  });
+
+  route(r, keys, getSession, async (req, res) => {
+    const t = await mustExist(idOf(req));
+    const counts = await store.countEventsByType(t.session_id);
+    const state = t.status === 'open' ? await sessions.state(t.session_id) : undefined;
+    const d = describe(t);
+    res.json({
+      ...d,
+      counts: { events: Object.values(counts).reduce((a, b) => a + b, 0), by_type: counts },
+      workflow: { ...d.workflow, ...(state ? { run: state.run, status: state.status, queued: state.queued } : {}) },
+    });
+  });
+
+  route(r, keys, appendEvent, async (req, res) => {
+    const id = idOf(req);
+    const b = parse(appendEvent.body, jsonBody(req));
+    if (b.type === EventType.SessionEnd) keys.authorise(req.headers.authorization, Operation.EndSession);
+    const { event: e, deduplicated } = await sessions.append({
+      sessionId: id,
+      type: b.type,
+      content: b.content as JsonValue,
+      idempotencyKey: b.idempotency_key,
+      eventId: b.event_id,
+      expectedSeq: b.expected_seq,
+    });
+    res.status(deduplicated ? 200 : 201).json({ ...v1Event(e), deduplicated });
+  });
+
+  route(r, keys, listEvents, async (req, res) => {
+    const id = idOf(req);
+    const q = parse(listEvents.query, queryObject(req));
+    await mustExist(id);
+    const limit = q.limit ?? LIMITS.pageDefault;
+    const rows = await store.listEvents(id, { afterSeq: q.after_seq, fromTs: q.from_ts, toTs: q.to_ts, types: q.types, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    res.json({ events: page.map(v1Event), next_after_seq: rows.length > limit ? page[page.length - 1].seq : null });
+  });
+
+  route(r, keys, endSession, async (req, res) => {
+    const id = idOf(req);
+    const b = parse(endSession.body, jsonBody(req));
+    const { event: e, deduplicated } = await sessions.end(id, { reason: b.reason ?? 'ended', idempotencyKey: b.idempotency_key, expectedSeq: b.expected_seq });
+    res.status(200).json({ ...v1Event(e), deduplicated });
+  });
+
+  route(r, keys, verifySession, async (req, res) => {
+    const id = idOf(req);
+    const t = await mustExist(id);
+    // Read the anchor first: appends after this point only add rows beyond it.
+    const anchor = await sessions.head(id, t.status);
+    const result = await store.verify(id);
+    if (!anchor) return void res.json({ session_id: id, ...result, anchor: null });
+    const stored = await store.hashAt(id, anchor.seq);
+    const anchorOk = stored === anchor.hash;
+    const anchorInfo = { source: 'workflow', seq: anchor.seq, hash: anchor.hash, ok: anchorOk };
+    if (anchorOk || !result.ok) return void res.json({ session_id: id, ...result, anchor: anchorInfo });
+    res.json({
+      session_id: id,
+      ...result,
+      ok: false,
+      first_bad_seq: stored ? anchor.seq : (result.head_seq ?? 0) + 1,
+      reason: 'anchor_mismatch',
+      detail: stored
+        ? `the session workflow recorded hash ${anchor.hash} for seq ${anchor.seq}; the table holds ${stored}`
+        : `the session workflow recorded seq ${anchor.seq}, but the table ends at seq ${result.head_seq}: events were removed`,
+      anchor: anchorInfo,
+    });
+  });
+
+  route(r, keys, getContext, async (req, res) => {
+    const id = idOf(req);
+    const q = parse(getContext.query, queryObject(req));
+    await mustExist(id);
+    const maxEvents = q.max_events ?? LIMITS.contextDefaultEvents;
+    // The last max_events events at or before the as-of point, oldest first.
+    const newestFirst = await store.listEvents(id, { maxSeq: q.as_of_seq, toTs: q.as_of_ts, limit: maxEvents + 1, descending: true });
+    const truncated = newestFirst.length > maxEvents;
+    const events = newestFirst.slice(0, maxEvents).reverse();
+    const lang: Lang = q.lang ?? 'en';
+    const last = events[events.length - 1];
+    res.json({
+      session_id: id,
+      as_of: { seq: last?.seq ?? null, ts: last?.ts ?? null, requested_seq: q.as_of_seq ?? null, requested_ts: q.as_of_ts ?? null },
+      events_included: events.length,
+      truncated,
+      text: formatContext(events, lang, q.timestamps !== 'false'),
+      messages: events.map((e) => toMessage(e, lang)),
+    });
+  });
+
+  route(r, keys, getWorkflow, async (req, res) => {
+    const t = await mustExist(idOf(req));
+    res.json({ workflow_id: t.workflow_id, state: (await sessions.state(t.session_id)) ?? null });
+  });
+
+  return r;
+}

@@ -1,0 +1,324 @@
+/**
+ * The typed client for session workflows: the one way to create, append to, end and
+ * inspect a session, for the API and for activities running in the worker (intents and
+ * task runs append to session timelines through it, so the session workflow stays the
+ * single writer).
+ *
+ * Every failure comes out as a DomainError from lib/domain/errors.ts: the workflow's own
+ * refusals arrive as ApplicationFailures carrying the error's details, and SDK failures are
+ * classified by their types (never by message text). How a code becomes an HTTP status is
+ * the API's business (api/problem.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  ServiceError,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  isGrpcServiceError,
+} from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { Pool } from 'pg';
+import type { JsonValue } from '../domain/canonical-json';
+import { DomainError, ErrorCode } from '../domain/errors';
+import { LIMITS } from '../domain/limits';
+import {
+  AppendReceipt,
+  AppendRequest,
+  AppendResult,
+  ChainHead,
+  EventType,
+  SessionSettings,
+  StoredEvent,
+  TimelineStatus,
+  appendRequestProblem,
+  contentProblem,
+  endReasonOf,
+  header,
+  sameRequest,
+  sessionErrors,
+  sessionWorkflowId,
+} from '../domain/sessions';
+import { AgentIdKey, ChannelKey, SessionIdKey } from '../search-attributes';
+import { databaseInstanceReader } from '../store/instance';
+import { SessionStore, TimelineRow, timelineHead } from '../store/sessions';
+import type { sessionWorkflow } from '../../workflows/sessions/workflow';
+import { CarriedState, EndRequest, SessionState, appendUpdate, createdUpdate, endUpdate, stateQuery } from '../../workflows/sessions/messages';
+
+export interface CreateSessionInput {
+  sessionId: string;
+  agentId?: string;
+  channel?: string;
+  metadata?: { [k: string]: JsonValue };
+  idleTimeoutS?: number;
+}
+
+export interface AppendInput {
+  sessionId: string;
+  type: string;
+  content: JsonValue;
+  idempotencyKey?: string;
+  /** A client-chosen event id; it then doubles as an idempotency key. */
+  eventId?: string;
+  /** Append only if the chain head is this seq (optimistic concurrency). */
+  expectedSeq?: number;
+}
+
+export interface EndInput {
+  reason: string;
+  idempotencyKey?: string;
+  expectedSeq?: number;
+}
+
+export interface SessionClientOptions {
+  client: Client;
+  /** Runtime pool (SELECT/INSERT role): recovery reads the chain head from the store. */
+  pool: Pool;
+  taskQueue: string;
+  /** Fixed into each session it creates or resumes. */
+  maxContentBytes: number;
+  /** Fixed into each session it creates or resumes. */
+  updatesPerRun: number;
+  /** How long a write waits for the session workflow before failing as unavailable. */
+  writeTimeoutMs: number;
+}
+
+export class SessionClient {
+  private readonly store: SessionStore;
+  /** The event database's identity, read once; sessions carry it so writers cannot stray. */
+  private readonly databaseInstance: () => Promise<string>;
+
+  constructor(private readonly opts: SessionClientOptions) {
+    this.store = new SessionStore(opts.pool);
+    this.databaseInstance = databaseInstanceReader(opts.pool);
+  }
+
+  /** Creates the session's workflow and waits until SESSION_CREATE is stored. */
+  async create(input: CreateSessionInput): Promise<StoredEvent & { timeline_id: string }> {
+    if (input.metadata !== undefined) {
+      const p = contentProblem(input.metadata, this.opts.maxContentBytes, 'metadata');
+      if (p) throw p;
+    }
+    if (await this.store.getTimeline(input.sessionId)) throw sessionErrors.exists(input.sessionId);
+    const settings = await this.settings({
+      sessionId: input.sessionId,
+      timelineId: randomUUID(),
+      createEventId: randomUUID(),
+      agentId: input.agentId,
+      channel: input.channel,
+      metadata: input.metadata,
+      idleTimeoutS: input.idleTimeoutS,
+    });
+    // A session id names one timeline forever (the check above refuses a second init);
+    // only a run that failed before writing SESSION_CREATE may be started again.
+    const start = this.startOperation(settings, undefined, 'FAIL');
+    try {
+      const event = await this.withDeadline(() => this.opts.client.workflow.executeUpdateWithStart(createdUpdate, { startWorkflowOperation: start }));
+      return { ...event, timeline_id: settings.timelineId };
+    } catch (err) {
+      if (isAlreadyStarted(err)) throw sessionErrors.exists(input.sessionId);
+      throw this.classify(err, input.sessionId);
+    }
+  }
+
+  /** Appends one event through the session workflow; a retry with the same key or event id gets the first answer. */
+  async append(input: AppendInput): Promise<AppendResult> {
+    const req: AppendRequest = {
+      eventId: input.eventId ?? randomUUID(),
+      type: input.type,
+      content: input.content,
+      idempotencyKey: input.idempotencyKey,
+      clientEventId: input.eventId !== undefined,
+      expectedSeq: input.expectedSeq,
+    };
+    const problem = appendRequestProblem(req, this.opts.maxContentBytes);
+    if (problem) throw problem;
+    let receipt: AppendReceipt;
+    try {
+      receipt = await this.withDeadline(() => this.send(req, input.sessionId));
+    } catch (err) {
+      receipt = await this.recover(err, input.sessionId, req);
+    }
+    return { event: { ...receipt.event, content: req.content }, deduplicated: receipt.deduplicated };
+  }
+
+  /** Appends SESSION_END with `{reason}`; the workflow then archives the timeline and completes. */
+  end(sessionId: string, input: EndInput): Promise<AppendResult> {
+    return this.append({ sessionId, type: EventType.SessionEnd, content: { reason: input.reason }, idempotencyKey: input.idempotencyKey, expectedSeq: input.expectedSeq });
+  }
+
+  /** Workflow state for an open session; undefined when the workflow is gone or unreachable. */
+  async state(sessionId: string): Promise<SessionState | undefined> {
+    try {
+      return await this.opts.client.workflow.getHandle(sessionWorkflowId(sessionId)).query(stateQuery);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The chain head as the session workflow knows it, independent of the database: for an
+   * open session its live state, for an archived one its result (while Temporal retains it).
+   * A rewrite or truncation of the table's tail with recomputed hashes verifies as a chain,
+   * but no longer matches this. Undefined when no answer came within the anchor timeout.
+   */
+  async head(sessionId: string, status: TimelineStatus): Promise<ChainHead | undefined> {
+    const handle = this.opts.client.workflow.getHandle<typeof sessionWorkflow>(sessionWorkflowId(sessionId));
+    try {
+      // Bounded: a verify must answer even when no worker is there to serve a query.
+      return await this.opts.client.withDeadline(Date.now() + LIMITS.anchorTimeoutMs, async () => {
+        if (status === 'open') return (await handle.query(stateQuery)).head ?? undefined;
+        // Only a completed run has a result to read; result() would wait for one still closing.
+        if ((await handle.describe()).status.name !== 'COMPLETED') return undefined;
+        return (await handle.result()).head;
+      });
+    } catch {
+      return undefined;
+    }
+  }
+
+  // ---- internals ----------------------------------------------------------------------
+
+  private send(req: AppendRequest, sessionId: string): Promise<AppendReceipt> {
+    // No fixed update id: Temporal would answer a duplicate with the first outcome, hiding
+    // that it was a retry. The writer deduplicates by key and event id instead.
+    const handle = this.opts.client.workflow.getHandle(sessionWorkflowId(sessionId));
+    if (req.type === EventType.SessionEnd) return handle.executeUpdate(endUpdate, { args: [endRequestOf(req)] });
+    return handle.executeUpdate(appendUpdate, { args: [req] });
+  }
+
+  /**
+   * An append the workflow did not take: a retry of something already stored (answer it
+   * again), an archived or unknown session (refuse), or an open timeline whose workflow is
+   * gone, e.g. terminated by an operator (start it again from the chain head, then append).
+   */
+  private async recover(err: unknown, sessionId: string, req: AppendRequest): Promise<AppendReceipt> {
+    const refusal = domainErrorOf(err);
+    const refusedAsArchived = refusal?.code === ErrorCode.SessionArchived;
+    if (!refusedAsArchived && !workflowGone(err)) throw refusal ?? this.classify(err, sessionId);
+    const t = await this.store.getTimeline(sessionId);
+    if (!t) throw sessionErrors.notFound(sessionId);
+    const prior = await this.findPrior(sessionId, req);
+    if (prior) return { event: prior, deduplicated: true };
+    if (t.status === 'archived' || refusedAsArchived) throw sessionErrors.archived(sessionId);
+    try {
+      return await this.withDeadline(() => this.resumeAndAppend(t, req));
+    } catch (again) {
+      throw this.classify(again, sessionId);
+    }
+  }
+
+  /** The stored event an idempotent retry refers to, if any; a key reused for other content is a conflict. */
+  private async findPrior(sessionId: string, req: AppendRequest) {
+    const prior = await this.store.findPrior(sessionId, req.idempotencyKey, req.clientEventId ? req.eventId : undefined);
+    if (!prior) return undefined;
+    if (!sameRequest(prior, req)) {
+      const field = req.idempotencyKey ? 'idempotency_key' : 'event_id';
+      throw DomainError.field(req.idempotencyKey ? ErrorCode.IdempotencyKeyReused : ErrorCode.EventIdConflict, field, 'reused with different content').withMessage(
+        `seq ${prior.seq} was stored under this ${field} with different content`,
+      );
+    }
+    return header(prior);
+  }
+
+  /** Starts the session workflow again from what the database holds, and appends through it. */
+  private async resumeAndAppend(t: TimelineRow, req: AppendRequest): Promise<AppendReceipt> {
+    const [createEvent] = await this.store.listEvents(t.session_id, { limit: 1 });
+    const head = timelineHead(t)!;
+    const settings = await this.settings({
+      sessionId: t.session_id,
+      timelineId: t.timeline_id,
+      createEventId: createEvent.event_id,
+      agentId: t.agent_id ?? undefined,
+      channel: t.channel ?? undefined,
+      metadata: t.metadata,
+      idleTimeoutS: t.idle_timeout_s ?? undefined,
+    });
+    const carried: CarriedState = { head, createEvent, lastActivityMs: Date.now(), run: 1, appendsBefore: head.seq - 1 };
+    // Concurrent appends that all find the workflow gone converge on one new run.
+    const start = this.startOperation(settings, carried, 'USE_EXISTING');
+    const { client } = this.opts;
+    if (req.type === EventType.SessionEnd) {
+      return client.workflow.executeUpdateWithStart(endUpdate, { args: [endRequestOf(req)], startWorkflowOperation: start });
+    }
+    return client.workflow.executeUpdateWithStart(appendUpdate, { args: [req], startWorkflowOperation: start });
+  }
+
+  private async settings(s: Omit<SessionSettings, 'maxContentBytes' | 'updatesPerRun' | 'databaseInstance'>): Promise<SessionSettings> {
+    return { ...s, maxContentBytes: this.opts.maxContentBytes, updatesPerRun: this.opts.updatesPerRun, databaseInstance: await this.databaseInstance() };
+  }
+
+  private startOperation(settings: SessionSettings, carried: CarriedState | undefined, conflict: 'FAIL' | 'USE_EXISTING') {
+    return new WithStartWorkflowOperation<typeof sessionWorkflow>('sessionWorkflow', {
+      workflowId: sessionWorkflowId(settings.sessionId),
+      taskQueue: this.opts.taskQueue,
+      args: [{ settings, ...(carried ? { carried } : {}) }],
+      workflowIdConflictPolicy: conflict,
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      typedSearchAttributes: searchAttributes(settings),
+    });
+  }
+
+  /** Writes wait for the session's worker; without one they fail after a while instead of hanging. */
+  private withDeadline<T>(fn: () => Promise<T>): Promise<T> {
+    return this.opts.client.withDeadline(Date.now() + this.opts.writeTimeoutMs, fn);
+  }
+
+  /** Any failure as a domain error: the workflow's own refusal, or an outage described for the caller. */
+  private classify(err: unknown, sessionId: string): DomainError {
+    const refusal = domainErrorOf(err);
+    if (refusal) return refusal;
+    if (err instanceof DomainError) return err;
+    if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadline(err)) {
+      return new DomainError(
+        ErrorCode.Unavailable,
+        `session ${sessionId}: no worker answered within ${this.opts.writeTimeoutMs} ms; the write may still be applied: retry an append with the same idempotency_key, and check GET /v1/sessions/${sessionId} before creating it again`,
+      );
+    }
+    // Gone after a resume attempt found the timeline open: it was archived meanwhile.
+    if (err instanceof WorkflowNotFoundError) return sessionErrors.archived(sessionId);
+    return new DomainError(ErrorCode.Unavailable, `the timeline service could not complete the request: ${(err as Error).message}`);
+  }
+}
+
+/** The workflow's own refusal (an ApplicationFailure raised from a DomainError), if that is what failed. */
+function domainErrorOf(err: unknown): DomainError | undefined {
+  return err instanceof WorkflowUpdateFailedError ? DomainError.fromFailure(err.cause) : undefined;
+}
+
+/**
+ * The workflow is not there to take the update: not found, completed, or closing (the
+ * server fails an update the workflow did not finish before completing; that failure is
+ * not one of ours).
+ */
+function workflowGone(err: unknown): boolean {
+  if (err instanceof WorkflowNotFoundError) return true;
+  return err instanceof WorkflowUpdateFailedError && DomainError.fromFailure(err.cause) === undefined;
+}
+
+function isAlreadyStarted(err: unknown): boolean {
+  return err instanceof WorkflowExecutionAlreadyStartedError || (err as { cause?: unknown })?.cause instanceof WorkflowExecutionAlreadyStartedError;
+}
+
+/** gRPC DEADLINE_EXCEEDED (status 4) anywhere in the error's cause chain. */
+function isDeadline(err: unknown): boolean {
+  for (let e: unknown = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) {
+    if (isGrpcServiceError(e) && e.code === 4) return true;
+    if (e instanceof ServiceError && (e.cause as { code?: unknown } | undefined)?.code === 4) return true;
+  }
+  return false;
+}
+
+function searchAttributes(s: SessionSettings): TypedSearchAttributes {
+  const attrs = [{ key: SessionIdKey, value: s.sessionId }];
+  if (s.agentId) attrs.push({ key: AgentIdKey, value: s.agentId });
+  if (s.channel) attrs.push({ key: ChannelKey, value: s.channel });
+  return new TypedSearchAttributes(attrs);
+}
+
+function endRequestOf(req: AppendRequest): EndRequest {
+  return { eventId: req.eventId, reason: endReasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey, expectedSeq: req.expectedSeq };
+}

@@ -1,0 +1,111 @@
+/**
+ * The error catalogue: every refusal Timekeeper gives, by code, for every capability.
+ *
+ * A `DomainError` carries its code, a message and the fields it concerns. It crosses the
+ * workflow boundary as an `ApplicationFailure` whose `type` is the code and whose first
+ * detail is the serialised error, so callers classify failures by code, never by message
+ * text. HTTP statuses are not decided here: `api/problem.ts` maps codes to statuses per
+ * surface. Sandbox-safe (imported by workflows).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { JsonValue } from './canonical-json';
+
+export const ErrorCode = {
+  /** A request field is missing, malformed or out of range. */
+  Validation: 'validation_error',
+  /** The resource (session, route, ...) does not exist. */
+  NotFound: 'not_found',
+  SessionExists: 'session_exists',
+  SessionArchived: 'session_archived',
+  /** An idempotency key sent again with a different event. */
+  IdempotencyKeyReused: 'idempotency_key_reused',
+  /** A client-chosen event id already names a different event. */
+  EventIdConflict: 'event_id_conflict',
+  /** Another writer changed the same chain at the same moment; nothing was written. */
+  ConcurrencyConflict: 'concurrency_conflict',
+  /** `expected_seq` is not the chain head; nothing was written. */
+  WrongExpectedSeq: 'wrong_expected_seq',
+  TooLarge: 'payload_too_large',
+  Unauthorized: 'unauthorized',
+  Forbidden: 'forbidden',
+  /** Too many requests in flight: retry after the `Retry-After` delay. */
+  RateLimited: 'rate_limited',
+  /** A dependency (worker, Temporal, PostgreSQL) did not answer; retrying can succeed. */
+  Unavailable: 'unavailable',
+  /** The event database refused the write or belongs to another Timekeeper; nothing was stored. */
+  WriteFailed: 'write_failed',
+  Internal: 'internal_error',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+const CODES = new Set<string>(Object.values(ErrorCode));
+export const isErrorCode = (s: unknown): s is ErrorCode => typeof s === 'string' && CODES.has(s);
+
+export interface FieldError {
+  field: string;
+  reason: string;
+}
+
+/** What a DomainError looks like on the wire (workflow failure details, activity outcomes). */
+export interface ErrorDetail {
+  code: ErrorCode;
+  message: string;
+  errors?: FieldError[];
+  /** Code-specific facts, e.g. `current_head` for wrong_expected_seq. */
+  extra?: { [k: string]: JsonValue };
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly errors: FieldError[] = [],
+    readonly extra?: { [k: string]: JsonValue },
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+
+  /** A single-field refusal: "`field` `reason`". */
+  static field(code: ErrorCode, field: string, reason: string): DomainError {
+    return new DomainError(code, `${field} ${reason}`, [{ field, reason }]);
+  }
+
+  static validation(field: string, reason: string): DomainError {
+    return DomainError.field(ErrorCode.Validation, field, reason);
+  }
+
+  /** The same error with a message of its own (the field errors stay). */
+  withMessage(message: string): DomainError {
+    return new DomainError(this.code, message, this.errors, this.extra);
+  }
+
+  toDetail(): ErrorDetail {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.errors.length ? { errors: this.errors } : {}),
+      ...(this.extra ? { extra: this.extra } : {}),
+    };
+  }
+
+  static fromDetail(d: ErrorDetail): DomainError {
+    return new DomainError(d.code, d.message, d.errors ?? [], d.extra);
+  }
+
+  /** The failure a workflow throws (update validators, update handlers) for this error. */
+  toFailure(): ApplicationFailure {
+    return ApplicationFailure.create({ type: this.code, message: this.message, nonRetryable: true, details: [this.toDetail()] });
+  }
+
+  /**
+   * The domain error a failure carries, when it was raised from a DomainError (its type is a
+   * catalogue code and its first detail the serialised error); undefined for anything else.
+   */
+  static fromFailure(f: unknown): DomainError | undefined {
+    if (!(f instanceof ApplicationFailure) || !isErrorCode(f.type)) return undefined;
+    const d = f.details?.[0] as Partial<ErrorDetail> | undefined;
+    if (d && d.code === f.type && typeof d.message === 'string') return DomainError.fromDetail(d as ErrorDetail);
+    return new DomainError(f.type, f.message);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Every limit in Timekeeper, with its default and the reason for it: one place to read
+ * and to change. Sandbox-safe (the session workflow reads its batch bounds here).
+ *
+ * `TUNABLE` limits are read from the environment by `lib/config.ts` within their bounds;
+ * `LIMITS` are fixed by design (the reason says why). The SQL schema repeats a few of the
+ * text lengths as CHECK constraints, so the database refuses what the API would.
+ */
+
+export interface Tunable {
+  /** Environment variable that overrides the default. */
+  env: string;
+  default: number;
+  min: number;
+  max: number;
+  why: string;
+}
+
+export const TUNABLE = {
+  maxContentBytes: {
+    env: 'MAX_CONTENT_BYTES',
+    default: 256 * 1024,
+    min: 1,
+    max: 1024 * 1024,
+    why: 'largest event content (and session metadata) in bytes of canonical JSON; one event must fit a Temporal payload (2 MB) with room to spare',
+  },
+  updatesPerRun: {
+    env: 'SESSION_UPDATES_PER_RUN',
+    default: 1000,
+    min: 1,
+    max: 1800,
+    why: 'appends per session workflow run before continue-as-new; the server refuses more than 2000 updates per run, and in-flight ones need room',
+  },
+  writeTimeoutMs: {
+    env: 'WRITE_TIMEOUT_MS',
+    default: 30_000,
+    min: 100,
+    max: 10 * 60_000,
+    why: 'how long a create, append or end waits for the session workflow before answering 503 (retry with the same idempotency_key)',
+  },
+} as const satisfies Record<string, Tunable>;
+
+export const LIMITS = {
+  /** Events written in one transaction at most: one round trip for a burst, bounded lock time. */
+  appendBatchEvents: 200,
+  /** Content bytes per transaction (a single larger event still goes alone): keeps a batch under Temporal's 2 MB payload limit. */
+  appendBatchBytes: 1024 * 1024,
+  /** One batch write attempt; a database outage retries it (below) instead of failing it. */
+  appendAttemptTimeoutMs: 15_000,
+  appendRetryInitialMs: 200,
+  /** Backoff cap while the database is down: recovery within this long after it returns. */
+  appendRetryMaxMs: 10_000,
+
+  /** How long verify waits for the workflow's view of the chain head before reporting no anchor. */
+  anchorTimeoutMs: 5_000,
+  /** Rows per page when verify recomputes a chain: memory stays flat for long sessions. */
+  verifyPageSize: 5_000,
+
+  /** Largest page of a /v1 list or read. */
+  pageMax: 1_000,
+  pageDefault: 100,
+  /** Events in an LLM context view by default. */
+  contextDefaultEvents: 200,
+  /** The seed returned every event when no limit was given; one seed read is capped here. */
+  seedMaxEvents: 10_000,
+
+  sessionIdMaxChars: 128,
+  agentIdMaxChars: 128,
+  channelMaxChars: 64,
+  endReasonMaxChars: 200,
+  idempotencyKeyMaxChars: 200,
+  /** An idle timeout longer than this is almost surely a unit mistake (ms for s). */
+  idleTimeoutMaxS: 30 * 24 * 3600,
+  /** Body room beyond the largest content: JSON escaping can double it, plus the other fields. */
+  bodyOverheadBytes: 64 * 1024,
+
+  /** PostgreSQL connections per process. */
+  dbPoolMax: 20,
+  dbIdleMs: 30_000,
+  /** A connection attempt fails after this, so an outage answers 503 instead of hanging. */
+  dbConnectTimeoutMs: 10_000,
+
+  /** Sessions are long-lived and mostly idle: keep many cached so an append rarely replays. */
+  workerMaxCachedWorkflows: 5_000,
+  workerMaxConcurrentWorkflowTasks: 100,
+  workerMaxConcurrentLocalActivities: 100,
+  /** SIGTERM lets in-flight tasks finish for this long before the process exits. */
+  workerShutdownGraceMs: 20_000,
+
+  /** Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first. */
+  httpKeepAliveMs: 65_000,
+  httpHeadersTimeoutMs: 66_000,
+} as const;
+
+/** Largest accepted JSON or form body for a given content limit. */
+export const bodyLimitBytes = (maxContentBytes: number): number => maxContentBytes * 2 + LIMITS.bodyOverheadBytes;

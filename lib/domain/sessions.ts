@@ -1,0 +1,218 @@
+/**
+ * The session timeline's domain: event types, stored shapes, and the rules every writer
+ * and reader applies (ids, keys, content). One definition, used by the API contracts, the
+ * session workflow's update validators, the writer activity and the store. Sandbox-safe.
+ */
+import { canonicalize, type JsonValue } from './canonical-json';
+import { DomainError, ErrorCode } from './errors';
+import { LIMITS } from './limits';
+
+export type { JsonValue };
+
+/** The seed's event types. */
+export const EventType = {
+  SessionCreate: 'SESSION_CREATE',
+  UserInput: 'USER_INPUT',
+  LlmResponse: 'LLM_RESPONSE',
+  ToolCall: 'TOOL_CALL',
+  ToolResult: 'TOOL_RESULT',
+  SessionEnd: 'SESSION_END',
+} as const;
+export type EventType = (typeof EventType)[keyof typeof EventType];
+
+export const EVENT_TYPES: readonly EventType[] = Object.values(EventType);
+
+/** Types a caller may append; SESSION_CREATE is written by the workflow itself. */
+export const APPENDABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => t !== EventType.SessionCreate);
+
+export function isAppendableType(t: string): t is EventType {
+  return (APPENDABLE_EVENT_TYPES as readonly string[]).includes(t);
+}
+
+/** A timeline as stored: archived once its last event is SESSION_END. */
+export const TimelineStatus = { Open: 'open', Archived: 'archived' } as const;
+export type TimelineStatus = (typeof TimelineStatus)[keyof typeof TimelineStatus];
+export const TIMELINE_STATUSES = Object.values(TimelineStatus) as [TimelineStatus, ...TimelineStatus[]];
+
+/** The fields the hash covers (see docs/hash-chain.md and lib/hash-chain.ts), plus the hash itself. */
+export interface ChainEvent {
+  session_id: string;
+  /** 1-based, gapless per session. */
+  seq: number;
+  /** Lowercase UUID. */
+  event_id: string;
+  /** e.g. USER_INPUT. */
+  event_type: string;
+  /** Milliseconds since the Unix epoch, from the database clock; never decreases within a session. */
+  ts: number;
+  content: JsonValue;
+  /** Hash of the previous event (64 lowercase hex), null for seq 1. */
+  prev_hash: string | null;
+  /** Lowercase hex SHA-256 of hashInput(event). */
+  hash: string;
+}
+
+/** One stored, chained event: a row of timeline_events (the hashed fields plus the key). */
+export interface StoredEvent extends ChainEvent {
+  idempotency_key: string | null;
+}
+
+/** A stored event without its content: what travels back through workflow history. */
+export type EventHeader = Omit<StoredEvent, 'content'>;
+
+/** The last event of a chain. */
+export interface ChainHead {
+  seq: number;
+  hash: string;
+  ts: number;
+}
+
+/** One event to append, as the API hands it to the session workflow and the workflow to its writer. */
+export interface AppendRequest {
+  /** Chosen by the caller (API) so that a retried request carries the same id. */
+  eventId: string;
+  type: string;
+  content: JsonValue;
+  /** Client-chosen key; a second append with the same key returns the first result. */
+  idempotencyKey?: string;
+  /** True when the client chose eventId itself (it then doubles as an idempotency key). */
+  clientEventId?: boolean;
+  /** Refuse the append (wrong_expected_seq) unless the chain head is this seq when it is written. */
+  expectedSeq?: number;
+}
+
+/** What an append returns. The content stays out: the caller sent it (see EventHeader). */
+export interface AppendReceipt {
+  event: EventHeader;
+  /** True when this request matched an earlier one (same idempotency key or event id). */
+  deduplicated: boolean;
+}
+
+/** An append as the API reports it: the receipt with the content put back. */
+export interface AppendResult {
+  event: StoredEvent;
+  deduplicated: boolean;
+}
+
+/** Fixed for a session when it is created (or resumed); carried across continue-as-new. */
+export interface SessionSettings {
+  sessionId: string;
+  timelineId: string;
+  /** Event id of the SESSION_CREATE event, chosen by the caller. */
+  createEventId: string;
+  agentId?: string;
+  channel?: string;
+  metadata?: { [k: string]: JsonValue };
+  /** End the session with reason "idle" after this many seconds without an append. Default: never. */
+  idleTimeoutS?: number;
+  /** Largest content accepted, in bytes of canonical JSON. */
+  maxContentBytes: number;
+  /** Appends per run before continue-as-new (the server refuses more than 2000). */
+  updatesPerRun: number;
+  /** instance_id of the event database the session lives in; writers refuse any other. */
+  databaseInstance?: string;
+}
+
+export const sessionWorkflowId = (sessionId: string): string => `session/${sessionId}`;
+
+/** The reason a SESSION_END's content gives (`{"reason": …}`), or "ended". */
+export function endReasonOf(content: unknown): string {
+  if (content && typeof content === 'object' && !Array.isArray(content)) {
+    const r = (content as Record<string, unknown>).reason;
+    if (typeof r === 'string') return r;
+  }
+  return 'ended';
+}
+
+// ---- rules -------------------------------------------------------------------------
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Same rule as the SQL CHECK on timeline_sessions.session_id. */
+export const SESSION_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const SESSION_ID_RULE = 'must be 1-128 characters: letters, digits and . _ : - (starting with a letter or digit)';
+export const IDEMPOTENCY_KEY_RE = new RegExp(`^[\\x21-\\x7e]{1,${LIMITS.idempotencyKeyMaxChars}}$`);
+export const IDEMPOTENCY_KEY_RULE = `must be 1-${LIMITS.idempotencyKeyMaxChars} printable ASCII characters`;
+
+/** UTF-8 length without TextEncoder, which the workflow sandbox need not provide. */
+export function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** True when a string or key anywhere in a JSON value holds U+0000. */
+export function containsNul(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\u0000');
+  if (Array.isArray(v)) return v.some(containsNul);
+  if (v && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\u0000') || containsNul(x));
+  return false;
+}
+
+/**
+ * Why a JSON value cannot be stored as `field` (event content, session metadata), or null.
+ * PostgreSQL's jsonb cannot hold U+0000, so it is refused up front: a row the database
+ * rejects would stall the session's writer.
+ */
+export function contentProblem(content: unknown, maxBytes: number, field = 'content'): DomainError | null {
+  let text: string;
+  try {
+    text = canonicalize(content);
+  } catch (err) {
+    return DomainError.validation(field, (err as Error).message);
+  }
+  if (containsNul(content)) return DomainError.validation(field, 'must not contain the character U+0000');
+  const bytes = utf8Length(text);
+  if (bytes > maxBytes) return DomainError.field(ErrorCode.TooLarge, field, `is ${bytes} bytes of canonical JSON; the limit is ${maxBytes}`);
+  return null;
+}
+
+/** Checks shared by the API (before calling Temporal) and the workflow's update validators. */
+export function appendRequestProblem(req: AppendRequest, maxBytes: number): DomainError | null {
+  if (typeof req.eventId !== 'string' || !UUID_RE.test(req.eventId)) return DomainError.validation('event_id', 'must be a lowercase UUID');
+  if (typeof req.type !== 'string' || !isAppendableType(req.type)) {
+    return DomainError.validation('event_type', `must be one of ${APPENDABLE_EVENT_TYPES.join(', ')}`);
+  }
+  if (req.idempotencyKey !== undefined && (typeof req.idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_RE.test(req.idempotencyKey))) {
+    return DomainError.validation('idempotency_key', IDEMPOTENCY_KEY_RULE);
+  }
+  if (req.expectedSeq !== undefined && !(Number.isSafeInteger(req.expectedSeq) && req.expectedSeq >= 1)) {
+    return DomainError.validation('expected_seq', 'must be an integer of at least 1');
+  }
+  return contentProblem(req.content, maxBytes);
+}
+
+/** A retry must ask for the same event it refers to: same type, canonically equal content. */
+export function sameRequest(e: StoredEvent, req: Pick<AppendRequest, 'type' | 'content'>): boolean {
+  return e.event_type === req.type && canonicalize(e.content) === canonicalize(req.content);
+}
+
+/** Results go back through workflow history, where the content already is (in the request). */
+export function header(e: StoredEvent): EventHeader {
+  const { content: _content, ...rest } = e;
+  return rest;
+}
+
+export const headOf = (e: Pick<ChainEvent, 'seq' | 'hash' | 'ts'>): ChainHead => ({ seq: e.seq, hash: e.hash, ts: e.ts });
+
+// ---- errors ------------------------------------------------------------------------
+
+export const sessionErrors = {
+  exists: (sessionId: string) => DomainError.field(ErrorCode.SessionExists, 'session_id', 'already initialised').withMessage(`session ${sessionId} already has a timeline`),
+  archived: (sessionId: string) => DomainError.field(ErrorCode.SessionArchived, 'session_id', 'archived').withMessage(`session ${sessionId} is archived; nothing can be appended`),
+  notFound: (sessionId: string) => DomainError.field(ErrorCode.NotFound, 'session_id', 'unknown session').withMessage(`session ${sessionId} has no timeline; initialise it first`),
+  wrongExpectedSeq: (expected: number, head: ChainHead | null) =>
+    new DomainError(
+      ErrorCode.WrongExpectedSeq,
+      `expected_seq is ${expected}, but the chain head is seq ${head?.seq ?? 0}; nothing was written`,
+      [{ field: 'expected_seq', reason: `the chain head is seq ${head?.seq ?? 0}` }],
+      { current_head: head ? { seq: head.seq, hash: head.hash, ts: head.ts } : null },
+    ),
+};

@@ -1,0 +1,16 @@
+/**
+ * The custom search attributes Timekeeper tags its workflows with, for every capability:
+ * one list for the dev server's command line, the production registration
+ * (lib/temporal.ts) and the typed keys the clients set.
+ */
+import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
+
+/** Sessions: find a session's workflow in the Temporal UI by `SessionId = "…"`, `AgentId`, `Channel`. */
+export const SessionIdKey = defineSearchAttributeKey('SessionId', SearchAttributeType.KEYWORD);
+export const AgentIdKey = defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD);
+export const ChannelKey = defineSearchAttributeKey('Channel', SearchAttributeType.KEYWORD);
+
+const ALL_KEYS = [SessionIdKey, AgentIdKey, ChannelKey];
+
+/** Names of the Keyword attributes to register. */
+export const SEARCH_ATTRIBUTES: readonly string[] = ALL_KEYS.filter((k) => k.type === SearchAttributeType.KEYWORD).map((k) => k.name);

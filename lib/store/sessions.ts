@@ -1,0 +1,264 @@
+/**
+ * All SQL for session timelines: row mapping, reads, the dedup lookup, the chain head and
+ * the batch insert. The writer activity and the API's read paths both come here; nothing
+ * above this module writes SQL for timelines.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { inTransaction } from '../db';
+import type { JsonValue } from '../domain/canonical-json';
+import { LIMITS } from '../domain/limits';
+import type { ChainHead, StoredEvent, TimelineStatus } from '../domain/sessions';
+import { ChainVerifier, VerifyResult } from '../hash-chain';
+
+/** The columns of a StoredEvent, in the order rowToEvent reads them. */
+const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
+
+function rowToEvent(r: Record<string, unknown>): StoredEvent {
+  return {
+    session_id: r.session_id as string,
+    seq: Number(r.seq),
+    event_id: r.event_id as string,
+    event_type: r.event_type as string,
+    ts: Number(r.ts),
+    content: r.content as JsonValue,
+    prev_hash: (r.prev_hash as string | null) ?? null,
+    hash: r.hash as string,
+    idempotency_key: (r.idempotency_key as string | null) ?? null,
+  };
+}
+
+/** One row of the `timelines` view: a session with its status and head derived from its events. */
+export interface TimelineRow {
+  session_id: string;
+  timeline_id: string;
+  agent_id: string | null;
+  channel: string | null;
+  metadata: { [k: string]: JsonValue };
+  idle_timeout_s: number | null;
+  workflow_id: string;
+  created_ts: number;
+  status: TimelineStatus;
+  archived_ts: number | null;
+  head_seq: number | null;
+  head_hash: string | null;
+  head_ts: number | null;
+}
+
+function rowToTimeline(r: Record<string, unknown>): TimelineRow {
+  return {
+    ...(r as unknown as TimelineRow),
+    created_ts: Number(r.created_ts),
+    archived_ts: r.archived_ts == null ? null : Number(r.archived_ts),
+    head_seq: r.head_seq == null ? null : Number(r.head_seq),
+    head_ts: r.head_ts == null ? null : Number(r.head_ts),
+  };
+}
+
+export const timelineHead = (t: TimelineRow): ChainHead | null =>
+  t.head_seq === null ? null : { seq: t.head_seq, hash: t.head_hash!, ts: t.head_ts! };
+
+export interface EventFilter {
+  afterSeq?: number;
+  /** Inclusive. */
+  fromTs?: number;
+  /** Inclusive. */
+  toTs?: number;
+  /** Only events at or before this seq (as-of reads). */
+  maxSeq?: number;
+  types?: string[];
+  limit: number;
+  /** Newest first, for "the last N events" reads. Default false. */
+  descending?: boolean;
+}
+
+export interface SessionFilter {
+  status?: TimelineStatus;
+  agentId?: string;
+  channel?: string;
+  /** Cursor: sessions created after this (created_ts, session_id). */
+  after?: { createdTs: number; sessionId: string };
+  limit: number;
+}
+
+/** Collects `column op $n` conditions with their parameters. */
+class Where {
+  readonly params: unknown[] = [];
+  private readonly parts: string[] = [];
+  add(sql: string, ...values: unknown[]): void {
+    let s = sql;
+    for (const v of values) {
+      this.params.push(v);
+      s = s.replace('?', `$${this.params.length}`);
+    }
+    this.parts.push(s);
+  }
+  param(v: unknown): string {
+    this.params.push(v);
+    return `$${this.params.length}`;
+  }
+  get sql(): string {
+    return this.parts.length ? 'WHERE ' + this.parts.join(' AND ') : '';
+  }
+}
+
+/** What the writer needs to create a timeline's own row with its first batch. */
+export interface NewTimelineRow {
+  sessionId: string;
+  timelineId: string;
+  agentId?: string;
+  channel?: string;
+  metadata?: { [k: string]: JsonValue };
+  idleTimeoutS?: number;
+  workflowId: string;
+}
+
+/** The chain head plus its type (to refuse appends after SESSION_END), and the database clock. */
+export interface WriteHead {
+  head: (ChainHead & { type: string }) | null;
+  nowMs: number;
+}
+
+/** The writer's view inside one transaction that holds the session's lock. */
+export class SessionWriteTx {
+  constructor(private readonly db: PoolClient) {}
+
+  /** Inserts the timeline row; false when it exists already (its timeline_id is returned). */
+  async createTimeline(t: NewTimelineRow): Promise<{ created: boolean; timelineId: string | undefined }> {
+    const r = await this.db.query(
+      `INSERT INTO timeline_sessions (session_id, timeline_id, agent_id, channel, metadata, idle_timeout_s, workflow_id, created_ts)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, (extract(epoch from clock_timestamp()) * 1000)::bigint)
+       ON CONFLICT (session_id) DO NOTHING`,
+      [t.sessionId, t.timelineId, t.agentId ?? null, t.channel ?? null, JSON.stringify(t.metadata ?? {}), t.idleTimeoutS ?? null, t.workflowId],
+    );
+    if (r.rowCount === 1) return { created: true, timelineId: t.timelineId };
+    const existing = await this.db.query('SELECT timeline_id FROM timeline_sessions WHERE session_id = $1', [t.sessionId]);
+    return { created: false, timelineId: existing.rows[0]?.timeline_id as string | undefined };
+  }
+
+  /** Stored events with one of these ids (any session), or this session's events with one of these keys. */
+  async findKnown(sessionId: string, eventIds: string[], keys: string[]): Promise<StoredEvent[]> {
+    const { rows } = await this.db.query(
+      `SELECT ${EVENT_COLUMNS} FROM timeline_events
+        WHERE event_id = ANY($1::uuid[]) OR (session_id = $2 AND idempotency_key = ANY($3::text[]))`,
+      [eventIds, sessionId, keys],
+    );
+    return rows.map(rowToEvent);
+  }
+
+  async head(sessionId: string): Promise<WriteHead> {
+    const { rows } = await this.db.query(
+      `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now, h.seq, h.hash, h.ts, h.event_type
+         FROM (SELECT 1) one
+         LEFT JOIN LATERAL (SELECT seq, hash, ts, event_type FROM timeline_events
+                             WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) h ON true`,
+      [sessionId],
+    );
+    const h = rows[0];
+    return {
+      nowMs: Number(h.now),
+      head: h.seq == null ? null : { seq: Number(h.seq), hash: h.hash as string, ts: Number(h.ts), type: h.event_type as string },
+    };
+  }
+
+  /** Inserts events in order; VALUES rows are processed in order, so each row's guard trigger sees the one before it. */
+  async insertEvents(events: StoredEvent[], writer: { workflowId: string; runId: string }): Promise<void> {
+    if (events.length === 0) return;
+    const params: unknown[] = [];
+    const rows = events.map((e) => {
+      const base = params.length;
+      params.push(e.session_id, e.seq, e.event_id, e.event_type, e.ts, JSON.stringify(e.content), e.prev_hash, e.hash, e.idempotency_key, writer.workflowId, writer.runId);
+      return `(${Array.from({ length: 11 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
+    });
+    await this.db.query(`INSERT INTO timeline_events (${EVENT_COLUMNS}, workflow_id, run_id) VALUES ${rows.join(', ')}`, params);
+  }
+}
+
+export class SessionStore {
+  constructor(private readonly pool: Pool) {}
+
+  /**
+   * Runs `fn` in one transaction holding the session's advisory lock: belt and braces next
+   * to the single-writer workflow, so a second writer waits instead of losing a race.
+   */
+  write<T>(sessionId: string, fn: (tx: SessionWriteTx) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, async (db) => {
+      await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [sessionId]);
+      return fn(new SessionWriteTx(db));
+    });
+  }
+
+  async getTimeline(sessionId: string): Promise<TimelineRow | null> {
+    const { rows } = await this.pool.query('SELECT * FROM timelines WHERE session_id = $1', [sessionId]);
+    return rows[0] ? rowToTimeline(rows[0]) : null;
+  }
+
+  async listTimelines(f: SessionFilter): Promise<TimelineRow[]> {
+    const w = new Where();
+    if (f.status) w.add('status = ?', f.status);
+    if (f.agentId) w.add('agent_id = ?', f.agentId);
+    if (f.channel) w.add('channel = ?', f.channel);
+    if (f.after) w.add('(created_ts, session_id) > (?, ?)', f.after.createdTs, f.after.sessionId);
+    const limit = w.param(f.limit);
+    const { rows } = await this.pool.query(`SELECT * FROM timelines ${w.sql} ORDER BY created_ts, session_id LIMIT ${limit}`, w.params);
+    return rows.map(rowToTimeline);
+  }
+
+  async listEvents(sessionId: string, f: EventFilter): Promise<StoredEvent[]> {
+    const w = new Where();
+    w.add('session_id = ?', sessionId);
+    if (f.afterSeq !== undefined) w.add('seq > ?', f.afterSeq);
+    if (f.maxSeq !== undefined) w.add('seq <= ?', f.maxSeq);
+    if (f.fromTs !== undefined) w.add('ts >= ?', f.fromTs);
+    if (f.toTs !== undefined) w.add('ts <= ?', f.toTs);
+    if (f.types && f.types.length > 0) w.add('event_type = ANY(?::text[])', f.types);
+    const limit = w.param(f.limit);
+    const { rows } = await this.pool.query(
+      `SELECT ${EVENT_COLUMNS} FROM timeline_events ${w.sql} ORDER BY seq ${f.descending ? 'DESC' : 'ASC'} LIMIT ${limit}`,
+      w.params,
+    );
+    return rows.map(rowToEvent);
+  }
+
+  /** The event an idempotent retry refers to: same idempotency key, or (when the client chose it) same event id. */
+  async findPrior(sessionId: string, idempotencyKey: string | undefined, clientEventId: string | undefined): Promise<StoredEvent | undefined> {
+    if (!idempotencyKey && !clientEventId) return undefined;
+    const { rows } = await this.pool.query(
+      `SELECT ${EVENT_COLUMNS} FROM timeline_events
+        WHERE session_id = $1 AND (idempotency_key = $2 OR ($3::uuid IS NOT NULL AND event_id = $3::uuid))`,
+      [sessionId, idempotencyKey ?? null, clientEventId ?? null],
+    );
+    return rows[0] ? rowToEvent(rows[0]) : undefined;
+  }
+
+  /** The stored hash at one seq, or undefined when the table has no such row. */
+  async hashAt(sessionId: string, seq: number): Promise<string | undefined> {
+    const { rows } = await this.pool.query('SELECT hash FROM timeline_events WHERE session_id = $1 AND seq = $2', [sessionId, seq]);
+    return rows[0]?.hash as string | undefined;
+  }
+
+  async countEventsByType(sessionId: string): Promise<Record<string, number>> {
+    const { rows } = await this.pool.query(
+      'SELECT event_type, count(*)::int AS n FROM timeline_events WHERE session_id = $1 GROUP BY event_type ORDER BY event_type',
+      [sessionId],
+    );
+    return Object.fromEntries(rows.map((r) => [r.event_type, r.n]));
+  }
+
+  /** Recomputes a whole chain page by page, so memory stays flat for long sessions. */
+  async verify(sessionId: string, pageSize: number = LIMITS.verifyPageSize): Promise<VerifyResult> {
+    const verifier = new ChainVerifier(sessionId);
+    let afterSeq = 0;
+    for (;;) {
+      // Paging by position (not by seq) so that a gap or a duplicate is seen, not skipped.
+      const { rows } = await this.pool.query(
+        `SELECT ${EVENT_COLUMNS} FROM timeline_events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+        [sessionId, afterSeq, pageSize],
+      );
+      for (const row of rows) {
+        if (verifier.push(rowToEvent(row))) return verifier.result();
+      }
+      if (rows.length < pageSize) return verifier.result();
+      afterSeq = Number(rows[rows.length - 1].seq);
+    }
+  }
+}

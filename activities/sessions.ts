@@ -47,18 +47,22 @@ export type AppendOutcome = { ok: true; result: AppendReceipt } | { ok: false; e
 const refused = (e: DomainError): AppendOutcome => ({ ok: false, error: e.toDetail() });
 
 /**
- * SQLSTATEs that mean another writer got there first: a primary-key or unique race, or the
- * chain guard trigger refusing a stale head. Retrying the same batch cannot succeed.
+ * Another writer got there first: a primary-key or unique race (23505), or the chain guard
+ * trigger refusing a stale head (23514 raised by the trigger, so without a constraint name;
+ * a CHECK constraint's 23514 names its constraint and is a plain refusal).
  */
-const CONFLICT_SQLSTATE = new Set(['23505', '23514']);
+function isConflict(err: { code?: string; constraint?: string }): boolean {
+  return err.code === '23505' || (err.code === '23514' && !err.constraint);
+}
 /** Other SQLSTATE classes no retry can fix: data exceptions, constraint violations, access and schema errors. */
 const PERMANENT_SQLSTATE = /^(22|23|42)/;
 
 function failureFromDatabase(err: unknown): ApplicationFailure | undefined {
-  const code = (err as { code?: string }).code;
+  const e = err as { code?: string; constraint?: string };
+  const code = e.code;
   if (!code) return undefined;
   const msg = `${(err as Error).message} (SQLSTATE ${code})`;
-  if (CONFLICT_SQLSTATE.has(code)) {
+  if (isConflict(e)) {
     return new DomainError(ErrorCode.ConcurrencyConflict, `another writer changed this timeline at the same time; nothing was stored: ${msg}`).toFailure();
   }
   if (PERMANENT_SQLSTATE.test(code)) return new DomainError(ErrorCode.WriteFailed, `nothing was stored: the database refused the write: ${msg}`).toFailure();

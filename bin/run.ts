@@ -3,7 +3,7 @@
  * and `npm run api` (one role each, for production).
  */
 import http from 'node:http';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createApp } from '../api/app';
 import { assertSafeBinding, loadKeyStore } from '../api/auth';
@@ -68,10 +68,13 @@ export async function run(opts: RunOptions): Promise<void> {
     const pool = createPool(pg.appUrl);
     cleanups.push(() => pool.end());
 
+    // One native (Rust core) connection serves the worker and the API's client alike.
+    const connection = await NativeConnection.connect({ address: temporal.address });
+    cleanups.push(() => connection.close());
+    const client = new Client({ connection, namespace: config.temporalNamespace });
+
     if (opts.worker) {
-      const nativeConnection = await NativeConnection.connect({ address: temporal.address });
-      cleanups.push(() => nativeConnection.close());
-      const worker = await createTimekeeperWorker({ connection: nativeConnection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, pool });
+      const worker = await createTimekeeperWorker({ connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, pool, sessions: config });
       const running = worker.run();
       running.catch((e: Error) => {
         console.error('[worker] stopped with an error:', e);
@@ -86,12 +89,7 @@ export async function run(opts: RunOptions): Promise<void> {
     }
 
     if (opts.api) {
-      // grpc-js, not NativeConnection: the native client drops server error messages, which
-      // the API needs to tell a closed workflow from other failures.
-      const connection = await Connection.connect({ address: temporal.address });
-      cleanups.push(() => connection.close());
       await ensureSearchAttributes(connection, config.temporalNamespace);
-      const client = new Client({ connection, namespace: config.temporalNamespace });
       const app = createApp({ client, pool, config: { ...config, temporalUiUrl: temporal.uiUrl ?? config.temporalUiUrl }, keys });
       const server = http.createServer(app);
       // Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first

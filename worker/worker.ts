@@ -1,8 +1,10 @@
 /** The Temporal worker: every capability's workflows (one bundle) and activities. */
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createActivities } from '../activities';
-import { LIMITS } from '../lib/domain/limits';
+import { SessionClient } from '../lib/clients/sessions';
+import { LIMITS, TUNABLE } from '../lib/domain/limits';
 
 export interface TimekeeperWorkerOptions {
   connection: NativeConnection;
@@ -10,17 +12,29 @@ export interface TimekeeperWorkerOptions {
   taskQueue: string;
   /** Pool connected as the SELECT/INSERT-only role. */
   pool: Pool;
+  /**
+   * Settings for sessions that activities create or resume through the session client
+   * (see lib/config.ts). Default: the TUNABLE defaults.
+   */
+  sessions?: { maxContentBytes: number; updatesPerRun: number; writeTimeoutMs: number };
   /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
 
 export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Promise<Worker> {
+  const s = opts.sessions ?? {
+    maxContentBytes: TUNABLE.maxContentBytes.default,
+    updatesPerRun: TUNABLE.updatesPerRun.default,
+    writeTimeoutMs: TUNABLE.writeTimeoutMs.default,
+  };
+  // Activities that write to a timeline go through the session workflow, its single writer.
+  const sessions = new SessionClient({ client: new Client({ connection: opts.connection, namespace: opts.namespace }), pool: opts.pool, taskQueue: opts.taskQueue, ...s });
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities({ pool: opts.pool }),
+    activities: createActivities({ pool: opts.pool, sessions }),
     maxCachedWorkflows: LIMITS.workerMaxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: LIMITS.workerMaxConcurrentWorkflowTasks,
     maxConcurrentLocalActivityExecutions: LIMITS.workerMaxConcurrentLocalActivities,

@@ -19,6 +19,7 @@ RUN npm ci --omit=dev && npm cache clean --force
 
 COPY tsconfig.json ./
 COPY lib ./lib
+COPY clients ./clients
 COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker

@@ -1,13 +1,13 @@
 /** Every activity the worker registers, by capability. */
 import type { Pool } from 'pg';
-import type { SessionClient } from '../lib/clients/sessions';
+import type { SessionWriter } from '../lib/domain/sessions';
 import { createSessionActivities } from './sessions';
 
 export interface ActivityDeps {
   /** Pool connected as the SELECT/INSERT-only role. */
   pool: Pool;
   /** For activities of other capabilities that append to session timelines (through the session workflow). */
-  sessions: SessionClient;
+  sessions: SessionWriter;
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -2,7 +2,7 @@
 import express, { Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import { SessionClient } from '../lib/clients/sessions';
+import { SessionClient } from '../clients/sessions';
 import type { Config } from '../lib/config';
 import { DomainError } from '../lib/domain/errors';
 import { bodyLimitBytes } from '../lib/domain/limits';

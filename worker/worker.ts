@@ -3,7 +3,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createActivities } from '../activities';
-import { SessionClient } from '../lib/clients/sessions';
+import { SessionClient } from '../clients/sessions';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 
 export interface TimekeeperWorkerOptions {

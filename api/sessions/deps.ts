@@ -1,5 +1,5 @@
 /** What the session routers need: the session client for writes, the store for reads. */
-import type { SessionClient } from '../../lib/clients/sessions';
+import type { SessionClient } from '../../clients/sessions';
 import type { SessionStore } from '../../lib/store/sessions';
 import type { KeyStore } from '../auth';
 

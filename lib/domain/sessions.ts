@@ -113,6 +113,42 @@ export interface SessionSettings {
   databaseInstance?: string;
 }
 
+export interface CreateSessionInput {
+  sessionId: string;
+  agentId?: string;
+  channel?: string;
+  metadata?: { [k: string]: JsonValue };
+  idleTimeoutS?: number;
+}
+
+export interface AppendInput {
+  sessionId: string;
+  type: string;
+  content: JsonValue;
+  idempotencyKey?: string;
+  /** A client-chosen event id; it then doubles as an idempotency key. */
+  eventId?: string;
+  /** Append only if the chain head is this seq (optimistic concurrency). */
+  expectedSeq?: number;
+}
+
+export interface EndInput {
+  reason: string;
+  idempotencyKey?: string;
+  expectedSeq?: number;
+}
+
+/**
+ * Writing to session timelines, as other capabilities' activities need it: through the
+ * session workflow, the single writer (implemented by clients/sessions.ts, handed to the
+ * activities by the worker). Refusals are DomainErrors.
+ */
+export interface SessionWriter {
+  create(input: CreateSessionInput): Promise<StoredEvent & { timeline_id: string }>;
+  append(input: AppendInput): Promise<AppendResult>;
+  end(sessionId: string, input: EndInput): Promise<AppendResult>;
+}
+
 export const sessionWorkflowId = (sessionId: string): string => `session/${sessionId}`;
 
 /** The reason a SESSION_END's content gives (`{"reason": …}`), or "ended". */

@@ -22,14 +22,16 @@ import {
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
-import type { JsonValue } from '../domain/canonical-json';
-import { DomainError, ErrorCode } from '../domain/errors';
-import { LIMITS } from '../domain/limits';
+import { DomainError, ErrorCode } from '../lib/domain/errors';
+import { LIMITS } from '../lib/domain/limits';
 import {
   AppendReceipt,
   AppendRequest,
+  AppendInput,
   AppendResult,
   ChainHead,
+  CreateSessionInput,
+  EndInput,
   EventType,
   SessionSettings,
   StoredEvent,
@@ -41,37 +43,13 @@ import {
   sameRequest,
   sessionErrors,
   sessionWorkflowId,
-} from '../domain/sessions';
-import { AgentIdKey, ChannelKey, SessionIdKey } from '../search-attributes';
-import { databaseInstanceReader } from '../store/instance';
-import { SessionStore, TimelineRow, timelineHead } from '../store/sessions';
-import type { sessionWorkflow } from '../../workflows/sessions/workflow';
-import { CarriedState, EndRequest, SessionState, appendUpdate, createdUpdate, endUpdate, stateQuery } from '../../workflows/sessions/messages';
-
-export interface CreateSessionInput {
-  sessionId: string;
-  agentId?: string;
-  channel?: string;
-  metadata?: { [k: string]: JsonValue };
-  idleTimeoutS?: number;
-}
-
-export interface AppendInput {
-  sessionId: string;
-  type: string;
-  content: JsonValue;
-  idempotencyKey?: string;
-  /** A client-chosen event id; it then doubles as an idempotency key. */
-  eventId?: string;
-  /** Append only if the chain head is this seq (optimistic concurrency). */
-  expectedSeq?: number;
-}
-
-export interface EndInput {
-  reason: string;
-  idempotencyKey?: string;
-  expectedSeq?: number;
-}
+  type SessionWriter,
+} from '../lib/domain/sessions';
+import { AgentIdKey, ChannelKey, SessionIdKey } from '../lib/search-attributes';
+import { databaseInstanceReader } from '../lib/store/instance';
+import { SessionStore, TimelineRow, timelineHead } from '../lib/store/sessions';
+import { sessionWorkflow } from '../workflows/sessions/workflow';
+import { CarriedState, EndRequest, SessionState, appendUpdate, createdUpdate, endUpdate, stateQuery } from '../workflows/sessions/messages';
 
 export interface SessionClientOptions {
   client: Client;
@@ -86,7 +64,7 @@ export interface SessionClientOptions {
   writeTimeoutMs: number;
 }
 
-export class SessionClient {
+export class SessionClient implements SessionWriter {
   private readonly store: SessionStore;
   /** The event database's identity, read once; sessions carry it so writers cannot stray. */
   private readonly databaseInstance: () => Promise<string>;
@@ -252,7 +230,7 @@ export class SessionClient {
   }
 
   private startOperation(settings: SessionSettings, carried: CarriedState | undefined, conflict: 'FAIL' | 'USE_EXISTING') {
-    return new WithStartWorkflowOperation<typeof sessionWorkflow>('sessionWorkflow', {
+    return new WithStartWorkflowOperation(sessionWorkflow, {
       workflowId: sessionWorkflowId(settings.sessionId),
       taskQueue: this.opts.taskQueue,
       args: [{ settings, ...(carried ? { carried } : {}) }],

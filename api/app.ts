@@ -30,10 +30,10 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit, extended: false }));
 
-  route(app as unknown as express.Router, keys, health, (_req, res) => {
+  route(app, keys, health, (_req, res) => {
     res.json({ status: 'ok' });
   });
-  route(app as unknown as express.Router, keys, readiness, async (_req, res) => {
+  route(app, keys, readiness, async (_req, res) => {
     const checks: Record<string, string> = {};
     await Promise.all([
       pool.query('SELECT 1').then(
@@ -48,7 +48,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
     const ready = Object.values(checks).every((v) => v === 'ok');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });
-  route(app as unknown as express.Router, keys, openapi, (_req, res) => {
+  route(app, keys, openapi, (_req, res) => {
     res.json(openApiDocument());
   });
 

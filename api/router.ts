@@ -2,8 +2,8 @@
 import type { Request, Response, Router } from 'express';
 import type { KeyStore } from './auth';
 import { requireScope } from './auth';
-import type { RouteContract } from './contract';
+import type { Method, RouteContract } from './contract';
 
-export function route(r: Router, keys: KeyStore, c: RouteContract, handler: (req: Request, res: Response) => Promise<void> | void): void {
+export function route(r: Pick<Router, Method>, keys: KeyStore, c: RouteContract, handler: (req: Request, res: Response) => Promise<void> | void): void {
   r[c.method](c.path, requireScope(keys, c.scopes), handler);
 }

@@ -6,6 +6,7 @@
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { ZodError } from 'zod';
+import { isConnectionError } from '../lib/db';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 
 /** The seed-compatible routes answer a few refusals with 400, as the seed's own code did; /v1 uses the proper status. */
@@ -110,15 +111,8 @@ function toDomainError(err: unknown, req: Request): DomainError {
   // The router could not percent-decode a path parameter.
   if (err instanceof URIError) return DomainError.validation('path', 'is not valid percent-encoding').withMessage(e.message ?? 'bad path');
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return DomainError.validation('body', e.message ?? 'bad request').withMessage(e.message ?? 'bad request');
-  if (isDatabaseUnavailable(err)) return new DomainError(ErrorCode.Unavailable, 'the event database is not reachable; retry shortly');
+  if (isConnectionError(err)) return new DomainError(ErrorCode.Unavailable, 'the event database is not reachable; retry shortly');
   console.error('[api] unexpected error', req.method, req.originalUrl, err);
   return new DomainError(ErrorCode.Internal, 'unexpected error; see the server log');
 }
 
-/** Connection-level PostgreSQL failures: the request was fine, the database was not there. */
-function isDatabaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  if (typeof e?.code === 'string' && (/^(08|57P0|53)/.test(e.code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE'].includes(e.code))) return true;
-  // pg reports a pool checkout timeout and a dropped connection only in its message.
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/i.test(e?.message ?? '');
-}

@@ -20,9 +20,20 @@ export function createPool(connectionString: string, overrides: Partial<PoolConf
   return pool;
 }
 
-/** Runs `fn` in one transaction on one pooled connection; rolls back on any error. */
+/**
+ * Runs `fn` in one transaction on one pooled connection; rolls back on any error.
+ *
+ * A checked-out client has no 'error' listener of the pool's (pg-pool only guards idle
+ * ones), and an 'error' event without a listener kills the process: a connection lost
+ * mid-transaction (a database restart) must fail this call, not the worker.
+ */
 export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost = err;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const out = await fn(client);
@@ -30,10 +41,27 @@ export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promis
     return out;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
+    lost ??= isConnectionError(err) ? (err as Error) : undefined;
     throw err;
   } finally {
-    client.release();
+    client.removeListener('error', onError);
+    // A client whose connection failed is destroyed, not handed to the next caller.
+    client.release(lost);
   }
+}
+
+/** Connection-level failures (the server went away), as opposed to a refused statement. */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (typeof e?.code === 'string' && (/^(08|57P0|53)/.test(e.code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE'].includes(e.code))) return true;
+  // pg reports a pool checkout timeout and a dropped connection only in its message.
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|is not queryable/i.test(e?.message ?? '');
+}
+
+/** A single pg Client that reports connection loss through its next query instead of crashing the process. */
+export function guardClient<C extends { on(event: 'error', fn: (err: Error) => void): unknown }>(client: C, label: string): C {
+  client.on('error', (err: Error) => console.error(`[db] ${label} connection error:`, err.message));
+  return client;
 }
 
 /** The database name of a connection URL. */

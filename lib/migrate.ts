@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
-import { databaseName, quoteIdent, withDatabase } from './db';
+import { databaseName, guardClient, quoteIdent, withDatabase } from './db';
 
 export const SCHEMA_DIR = path.resolve(__dirname, '..', 'schema');
 const MIGRATION_LOCK = 7_302_514_001; // arbitrary, fixed: one advisory lock key for all migrators
@@ -38,7 +38,7 @@ export function loadMigrations(dir = SCHEMA_DIR): Migration[] {
 /** Creates the database named in `url` when it does not exist yet. */
 export async function ensureDatabase(url: string): Promise<void> {
   const name = databaseName(url);
-  const admin = new Client({ connectionString: withDatabase(url, 'postgres') });
+  const admin = guardClient(new Client({ connectionString: withDatabase(url, 'postgres') }), 'migrate');
   await admin.connect();
   try {
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -65,7 +65,7 @@ export interface MigrateOptions {
 export async function migrate(url: string, opts: MigrateOptions = {}): Promise<string[]> {
   const log = opts.log ?? (() => undefined);
   await ensureDatabase(url);
-  const client = new Client({ connectionString: url });
+  const client = guardClient(new Client({ connectionString: url }), 'migrate');
   await client.connect();
   const applied: string[] = [];
   try {

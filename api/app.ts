@@ -8,6 +8,7 @@ import { DomainError } from '../lib/domain/errors';
 import { bodyLimitBytes } from '../lib/domain/limits';
 import { SessionStore } from '../lib/store/sessions';
 import type { KeyStore } from './auth';
+import { verifyFormBody } from './http';
 import { openApiDocument } from './openapi';
 import { errorHandler } from './problem';
 import { route } from './router';
@@ -28,7 +29,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   app.set('query parser', 'simple');
   const limit = bodyLimitBytes(config.maxContentBytes);
   app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ limit, extended: false }));
+  app.use(express.urlencoded({ limit, extended: false, verify: verifyFormBody }));
 
   route(app, keys, health, (_req, res) => {
     res.json({ status: 'ok' });

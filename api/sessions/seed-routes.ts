@@ -7,7 +7,7 @@ import { LIMITS } from '../../lib/domain/limits';
 import { DomainError } from '../../lib/domain/errors';
 import { EventType, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
 import { Operation } from '../scopes';
-import { parse, queryObject } from '../http';
+import { formObject, parse, queryObject } from '../http';
 import { surface } from '../problem';
 import { route } from '../router';
 import type { SessionDeps } from './deps';
@@ -30,8 +30,7 @@ export function seedEvent(e: StoredEvent) {
 
 /** Seed clients send parameters in the query string; a JSON or form body is accepted as well. */
 function params(req: Request): Record<string, unknown> {
-  const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
-  return { ...body, ...queryObject(req) };
+  return { ...formObject(req), ...queryObject(req) };
 }
 
 export function seedRouter({ sessions, store, keys }: SessionDeps): Router {

@@ -15,6 +15,7 @@ import { route } from './router';
 import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
 import { health, openapi, readiness } from './system/contract';
+import { readinessChecks } from './system/readiness';
 
 export interface AppDeps {
   client: Client;
@@ -35,17 +36,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
     res.json({ status: 'ok' });
   });
   route(app, keys, readiness, async (_req, res) => {
-    const checks: Record<string, string> = {};
-    await Promise.all([
-      pool.query('SELECT 1').then(
-        () => (checks.postgres = 'ok'),
-        (e: Error) => (checks.postgres = e.message),
-      ),
-      client.connection.workflowService.getSystemInfo({}).then(
-        () => (checks.temporal = 'ok'),
-        (e: Error) => (checks.temporal = e.message),
-      ),
-    ]);
+    const checks = await readinessChecks({ client, pool, taskQueue: config.taskQueue, namespace: config.temporalNamespace });
     const ready = Object.values(checks).every((v) => v === 'ok');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
   });

@@ -84,6 +84,8 @@ export const LIMITS = {
   workerMaxCachedWorkflows: 5_000,
   workerMaxConcurrentWorkflowTasks: 100,
   workerMaxConcurrentLocalActivities: 100,
+  /** /readyz counts a worker as present when it polled the task queue this recently (an idle long poll lasts up to about a minute). */
+  workerPollerFreshMs: 120_000,
   /** SIGTERM lets in-flight tasks finish for this long before the process exits. */
   workerShutdownGraceMs: 20_000,
 

@@ -68,13 +68,14 @@ export const surface =
 
 export function problemBody(err: DomainError, status: number, instance?: string) {
   return {
+    // Code-specific members first, so none can overwrite the standard ones.
+    ...(err.extra ?? {}),
     type: `https://timekeeper.dev/problems/${err.code}`,
     title: TITLES[err.code],
     status,
     detail: err.message,
     ...(instance ? { instance } : {}),
     ...(err.errors.length ? { errors: err.errors } : {}),
-    ...(err.extra ?? {}),
     code: status,
     msg: err.message,
   };

@@ -128,7 +128,10 @@ export class SessionClient implements SessionWriter {
     return this.append({ sessionId, type: EventType.SessionEnd, content: { reason: input.reason }, idempotencyKey: input.idempotencyKey, expectedSeq: input.expectedSeq });
   }
 
-  /** Workflow state for an open session; undefined when the workflow is gone or unreachable. */
+  /**
+   * The session workflow's live state (its latest run; a closed run still answers with its
+   * last state); undefined when there is no workflow or it cannot be reached.
+   */
   async state(sessionId: string): Promise<SessionState | undefined> {
     try {
       return await this.opts.client.workflow.getHandle(sessionWorkflowId(sessionId)).query(stateQuery);

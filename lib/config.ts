@@ -26,7 +26,8 @@ const optional = z
 const intVar = (name: string, fallback: number, min: number, max: number) =>
   optional.transform((raw, ctx) => {
     if (raw === undefined) return fallback;
-    const n = Number(raw);
+    // Digits only: Number() would also take " ", "0x10", "1e3" and "80.0".
+    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
     if (!Number.isInteger(n) || n < min || n > max) {
       ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}, got "${raw}"` });
       return z.NEVER;

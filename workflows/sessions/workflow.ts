@@ -8,6 +8,7 @@
  */
 import {
   ActivityFailure,
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -184,9 +185,12 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     try {
       outcomes = await write(batch, create);
     } catch (err) {
-      // A write no retry can fix fails this batch's callers; the session stays open.
-      if (!(err instanceof ActivityFailure)) throw err;
-      const error = (DomainError.fromFailure(err.cause) ?? new DomainError(ErrorCode.WriteFailed, err.cause?.message ?? err.message)).toDetail();
+      // A write no retry can fix fails this batch's callers; the session stays open. A local
+      // activity's own failure arrives bare (only its timeouts and cancellations come wrapped
+      // in an ActivityFailure).
+      const failure = err instanceof ActivityFailure ? (err.cause ?? err) : err instanceof ApplicationFailure ? err : undefined;
+      if (!failure) throw err;
+      const error = (DomainError.fromFailure(failure) ?? new DomainError(ErrorCode.WriteFailed, failure.message)).toDetail();
       outcomes = batch.map(() => ({ ok: false as const, error }));
     }
     deliver(batch, outcomes);

@@ -1,0 +1,151 @@
+/** Runtime configuration from the environment (lib/config.ts): defaults, bounds, derivations. */
+import path from 'node:path';
+import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppUrl, loadConfig, toolSettings } from '../../lib/config';
+import { TUNABLE } from '../../lib/domain/limits';
+
+const load = (env: Record<string, string>) => loadConfig(env as NodeJS.ProcessEnv);
+const failure = (env: Record<string, string>): string => {
+  try {
+    load(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(Error);
+    return (err as Error).message;
+  }
+  throw new Error(`expected ${JSON.stringify(env)} to be refused`);
+};
+
+describe('defaults', () => {
+  test('an empty environment gives the documented defaults, the limits at their TUNABLE defaults', () => {
+    const c = loadConfig({});
+    expect(c.maxContentBytes).toBe(TUNABLE.maxContentBytes.default);
+    expect(c.updatesPerRun).toBe(TUNABLE.updatesPerRun.default);
+    expect(c.writeTimeoutMs).toBe(TUNABLE.writeTimeoutMs.default);
+    expect(c).toMatchObject({
+      port: 8000,
+      host: '127.0.0.1',
+      databaseUrl: DEFAULT_DATABASE_URL,
+      databaseUrlIsDefault: true,
+      appDatabaseUrl: 'postgres://timekeeper_app@127.0.0.1:5432/timekeeper',
+      appDbPassword: undefined,
+      temporalAddress: undefined,
+      temporalNamespace: 'default',
+      taskQueue: 'timekeeper',
+      temporalUiUrl: 'http://127.0.0.1:8233',
+      temporalLogLevel: 'WARN',
+      dataDir: path.resolve('data'),
+      apiKeys: undefined,
+      apiKeysFile: undefined,
+    });
+  });
+
+  test('an empty string means the default, for every variable', () => {
+    const empty = Object.fromEntries(
+      [
+        'PORT', 'HOST', 'DATABASE_URL', 'APP_DATABASE_URL', 'APP_DB_PASSWORD', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE',
+        'TEMPORAL_UI_URL', 'TEMPORAL_LOG_LEVEL', 'TIMEKEEPER_DATA_DIR', 'TIMEKEEPER_API_KEYS', 'TIMEKEEPER_API_KEYS_FILE',
+        ...Object.values(TUNABLE).map((t) => t.env),
+      ].map((k) => [k, '']),
+    );
+    expect(load(empty)).toEqual(loadConfig({}));
+  });
+
+  test('variables the schema does not know are ignored', () => {
+    expect(load({ SOMETHING_ELSE: 'x', PATH: '/bin' })).toEqual(loadConfig({}));
+  });
+});
+
+describe('integer variables', () => {
+  const ints = [
+    { env: 'PORT', min: 0, max: 65535, key: 'port' as const },
+    ...Object.entries(TUNABLE).map(([key, t]) => ({ env: t.env, min: t.min, max: t.max, key: key as 'maxContentBytes' | 'updatesPerRun' | 'writeTimeoutMs' })),
+  ];
+
+  test.each(ints)('$env accepts its bounds', ({ env, min, max, key }) => {
+    expect(load({ [env]: String(min) })[key]).toBe(min);
+    expect(load({ [env]: String(max) })[key]).toBe(max);
+  });
+
+  test.each(ints)('$env refuses out-of-range and non-integer values with an Error naming it', ({ env, min, max }) => {
+    for (const bad of [String(min - 1), String(max + 1), '1.5', 'abc', 'NaN', 'Infinity', '12abc', ' ', ' 80', '0x10', '1e3', '80.0', '+5']) {
+      const msg = failure({ [env]: bad });
+      expect(msg).toBe(`${env} must be an integer from ${min} to ${max}, got "${bad}"`);
+    }
+  });
+
+  test('the bounds are the TUNABLE bounds', () => {
+    expect(failure({ MAX_CONTENT_BYTES: '0' })).toContain(`from ${TUNABLE.maxContentBytes.min} to ${TUNABLE.maxContentBytes.max}`);
+    expect(failure({ SESSION_UPDATES_PER_RUN: '1801' })).toContain('SESSION_UPDATES_PER_RUN');
+    expect(failure({ WRITE_TIMEOUT_MS: '99' })).toContain('WRITE_TIMEOUT_MS');
+    expect(load({ MAX_CONTENT_BYTES: '1024', SESSION_UPDATES_PER_RUN: '3', WRITE_TIMEOUT_MS: '100', PORT: '0' })).toMatchObject({
+      maxContentBytes: 1024,
+      updatesPerRun: 3,
+      writeTimeoutMs: 100,
+      port: 0,
+    });
+  });
+
+  test('every bad variable is named in one message', () => {
+    const msg = failure({ PORT: 'x', WRITE_TIMEOUT_MS: '99', MAX_CONTENT_BYTES: '0' });
+    expect(msg.split('; ')).toHaveLength(3);
+    for (const v of ['PORT', 'WRITE_TIMEOUT_MS', 'MAX_CONTENT_BYTES']) expect(msg).toContain(v);
+  });
+});
+
+describe('TEMPORAL_LOG_LEVEL', () => {
+  test('accepts the SDK levels', () => {
+    for (const l of ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const) expect(load({ TEMPORAL_LOG_LEVEL: l }).temporalLogLevel).toBe(l);
+  });
+
+  test('refuses anything else, naming the variable and the choices', () => {
+    for (const bad of ['warn', 'VERBOSE', ' WARN']) {
+      const msg = failure({ TEMPORAL_LOG_LEVEL: bad });
+      expect(msg).toContain('TEMPORAL_LOG_LEVEL');
+      expect(msg).toContain('TRACE, DEBUG, INFO, WARN, ERROR');
+    }
+  });
+});
+
+describe('database URLs', () => {
+  test('the runtime URL is the owner URL with the app role as user', () => {
+    const c = load({ DATABASE_URL: 'postgres://admin:secret@db.example:6543/tk?sslmode=require' });
+    expect(c.databaseUrlIsDefault).toBe(false);
+    expect(c.databaseUrl).toBe('postgres://admin:secret@db.example:6543/tk?sslmode=require');
+    expect(c.appDatabaseUrl).toBe(`postgres://${APP_ROLE}@db.example:6543/tk?sslmode=require`);
+  });
+
+  test('APP_DB_PASSWORD goes into the derived URL, percent-encoded', () => {
+    const c = load({ DATABASE_URL: 'postgres://admin@db:5432/tk', APP_DB_PASSWORD: 'p@ss w/rd' });
+    expect(c.appDbPassword).toBe('p@ss w/rd');
+    expect(c.appDatabaseUrl).toBe('postgres://timekeeper_app:p%40ss%20w%2Frd@db:5432/tk');
+    expect(decodeURIComponent(new URL(c.appDatabaseUrl).password)).toBe('p@ss w/rd');
+  });
+
+  test('an explicit APP_DATABASE_URL wins over the derivation', () => {
+    const c = load({ DATABASE_URL: 'postgres://admin@db/tk', APP_DATABASE_URL: 'postgres://other@elsewhere/x', APP_DB_PASSWORD: 'ignored' });
+    expect(c.appDatabaseUrl).toBe('postgres://other@elsewhere/x');
+  });
+
+  test('deriveAppUrl replaces the owner password too', () => {
+    expect(deriveAppUrl('postgres://owner:ownerpw@h:1/d')).toBe('postgres://timekeeper_app@h:1/d');
+    expect(deriveAppUrl('postgres://owner:ownerpw@h:1/d', 'apppw')).toBe('postgres://timekeeper_app:apppw@h:1/d');
+  });
+});
+
+describe('other values', () => {
+  test('trailing slashes of the UI URL are dropped; the data dir is absolute', () => {
+    const c = load({ TEMPORAL_UI_URL: 'https://ui.example/temporal///', TIMEKEEPER_DATA_DIR: 'some/rel' });
+    expect(c.temporalUiUrl).toBe('https://ui.example/temporal');
+    expect(c.dataDir).toBe(path.resolve('some/rel'));
+  });
+
+  test('addresses, names and keys are taken as given', () => {
+    expect(
+      load({ HOST: '0.0.0.0', TEMPORAL_ADDRESS: 't:7233', TEMPORAL_NAMESPACE: 'ns', TEMPORAL_TASK_QUEUE: 'q', TIMEKEEPER_API_KEYS: 'k:read', TIMEKEEPER_API_KEYS_FILE: '/k.json' }),
+    ).toMatchObject({ host: '0.0.0.0', temporalAddress: 't:7233', temporalNamespace: 'ns', taskQueue: 'q', apiKeys: 'k:read', apiKeysFile: '/k.json' });
+  });
+
+  test('toolSettings: TEMPORAL_CLI and the XDG cache folder', () => {
+    expect(toolSettings({ XDG_CACHE_HOME: '/cache', TEMPORAL_CLI: '/bin/temporal' })).toEqual({ temporalCli: '/bin/temporal', cliCacheDir: path.join('/cache', 'timekeeper', 'bin') });
+    expect(toolSettings({ TEMPORAL_CLI: '' }).temporalCli).toBeUndefined();
+  });
+});

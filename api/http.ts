@@ -18,12 +18,10 @@ export function parse<T>(schema: ZodType<T>, value: unknown, prefix = ''): T {
 
 /** A parsed query or form object with every value given once (the parsers make repeats arrays). */
 function once(o: unknown): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries((o ?? {}) as Record<string, unknown>)) {
-    if (Array.isArray(v)) throw DomainError.validation(k, `is given ${v.length} times; send it once`);
-    out[k] = v;
-  }
-  return out;
+  const entries = Object.entries((o ?? {}) as Record<string, unknown>);
+  for (const [k, v] of entries) if (Array.isArray(v)) throw DomainError.validation(k, `is given ${v.length} times; send it once`);
+  // fromEntries defines own properties: a parameter named __proto__ stays a parameter (and is refused as unknown).
+  return Object.fromEntries(entries);
 }
 
 /** The query parameters, each given once, after checking the raw query string is UTF-8 (routes call it after auth). */

@@ -18,6 +18,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
+import { TimekeeperApiError, TimekeeperClient, type TimekeeperClientOptions } from '../api/client';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -43,6 +44,8 @@ interface Options {
   warmup: boolean;
   timeoutMs: number;
   strict: boolean;
+  /** Node's global fetch (undici) instead of the node:http keep-alive agent. */
+  globalFetch: boolean;
 }
 
 const DEFAULTS: Record<ScenarioName, ScenarioSpec> = {
@@ -63,6 +66,8 @@ const USAGE = `usage: npm run bench:timeline -- [options]
   --no-warmup          skip the small warm-up run before the scenarios
   --timeout-ms T       per-request timeout (default 60000)
   --strict             exit with status 1 when a target is missed
+  --global-fetch       send through Node's global fetch (undici) instead of a node:http
+                       keep-alive agent; costs the client about twice the CPU per request
 env: BENCH_URL, DATABASE_URL (owner connection for the scratch table), BENCH_API_KEY`;
 
 function parseArgs(argv: string[]): Options {
@@ -76,7 +81,7 @@ function parseArgs(argv: string[]): Options {
     }
     if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}\n${USAGE}`);
     const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
-    if (['no-reads', 'no-raw', 'no-warmup', 'strict'].includes(k)) bare.add(k);
+    if (['no-reads', 'no-raw', 'no-warmup', 'strict', 'global-fetch'].includes(k)) bare.add(k);
     else if (inline !== undefined) flags.set(k, inline);
     else if (i + 1 < argv.length) flags.set(k, argv[++i]);
     else throw new Error(`--${k} needs a value\n${USAGE}`);
@@ -113,79 +118,61 @@ function parseArgs(argv: string[]): Options {
     warmup: !bare.has('no-warmup'),
     timeoutMs: int('timeout-ms') ?? 60_000,
     strict: bare.has('strict'),
+    globalFetch: bare.has('global-fetch'),
   };
 }
 
 // ---------------------------------------------------------------------------------------------
-// HTTP: node:http with one keep-alive agent, so connection set-up is not part of the latencies
+// HTTP: the typed client (api/client.ts), by default on a fetch over node:http with one
+// keep-alive agent, so connection set-up is not part of the latencies. Node's global fetch
+// (undici) keeps connections alive too, but costs the client about twice the CPU per request
+// of http.request, and on a host the server shares that shows up in the server's latencies;
+// --global-fetch uses it anyway.
 
-interface Reply {
-  status: number;
-  body: string;
-  ms: number;
+type Fetch = NonNullable<TimekeeperClientOptions['fetch']>;
+
+/** fetch over node:http with one keep-alive agent of at most `maxSockets` connections. */
+function keepAliveFetch(maxSockets: number, timeoutMs: number): { fetch: Fetch; close(): void } {
+  // An agent-level timeout makes Node honour the server's "Keep-Alive: timeout=5" hint and close
+  // an idle socket a second before the server does; without it a request can be written to a
+  // socket the server is just closing and fail with ECONNRESET (seen between the phases).
+  const agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: timeoutMs });
+  const fetch: Fetch = (url, init) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(url, { method: init.method, headers: init.headers as Record<string, string>, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const headers = new Headers();
+          for (let i = 0; i < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+          const status = res.statusCode ?? 0;
+          resolve(new Response([101, 204, 205, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers }));
+        });
+        res.on('error', reject);
+      });
+      // The agent's idle timer must not run while a request is in flight (a slow append would be
+      // cut off); the agent sets it again when the socket goes back to the pool. The client's
+      // timeoutMs is the per-request wall-clock deadline, through the signal.
+      req.on('socket', (sock) => sock.setTimeout(0));
+      const signal = init.signal;
+      if (signal?.aborted) req.destroy(signal.reason as Error);
+      else signal?.addEventListener('abort', () => req.destroy(signal.reason as Error), { once: true });
+      req.on('error', reject);
+      req.end(init.body as string | undefined);
+    });
+  return { fetch, close: () => agent.destroy() };
 }
 
-class HttpClient {
-  private readonly base: URL;
-  private readonly agent: http.Agent;
-
-  constructor(
-    baseUrl: string,
-    maxSockets: number,
-    private readonly timeoutMs: number,
-    private readonly apiKey?: string,
-  ) {
-    this.base = new URL(baseUrl);
-    if (this.base.protocol !== 'http:') throw new Error(`only http:// URLs are supported, got ${baseUrl}`);
-    // An agent-level timeout makes Node honour the server's "Keep-Alive: timeout=5" hint and close
-    // an idle socket a second before the server does; without it a request can be written to a
-    // socket the server is just closing and fail with ECONNRESET (seen between the phases).
-    this.agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: timeoutMs });
-  }
-
-  /** Resolves for every HTTP status; rejects only on network errors and timeouts. */
-  request(method: 'GET' | 'POST', path: string): Promise<Reply> {
-    const t0 = performance.now();
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: this.base.hostname,
-          port: this.base.port || 80,
-          method,
-          path,
-          agent: this.agent,
-          headers: this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {},
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            clearTimeout(deadline);
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 });
-          });
-          res.on('error', reject);
-        },
-      );
-      // The agent's idle timer must not run while a request is in flight (a slow append would be
-      // cut off); the agent sets it again when the socket goes back to the pool.
-      req.on('socket', (s) => s.setTimeout(0));
-      // A wall-clock deadline per request, independent of socket idle timers.
-      const deadline = setTimeout(() => req.destroy(new Error(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
-      req.on('error', (err) => {
-        clearTimeout(deadline);
-        reject(err);
-      });
-      req.end();
-    });
-  }
-
-  close(): void {
-    this.agent.destroy();
-  }
+/** A typed client for the bench; `close()` drops its connections. */
+function client(opts: Options, maxSockets: number, timeoutMs = opts.timeoutMs): { tk: TimekeeperClient; close(): void } {
+  if (!opts.url.startsWith('http://')) throw new Error(`only http:// URLs are supported, got ${opts.url}`);
+  const base = { baseUrl: opts.url, apiKey: opts.apiKey, timeoutMs };
+  if (opts.globalFetch) return { tk: new TimekeeperClient(base), close: () => undefined };
+  const { fetch, close } = keepAliveFetch(maxSockets, timeoutMs);
+  return { tk: new TimekeeperClient({ ...base, fetch }), close };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const qs = (o: Record<string, string>) => '?' + new URLSearchParams(o).toString();
 
 // ---------------------------------------------------------------------------------------------
 // Measurement helpers
@@ -234,44 +221,45 @@ async function runPool(n: number, concurrency: number, fn: (i: number) => Promis
 /**
  * A call counts as successful only with HTTP 2xx and, on the seed surface, envelope code 200
  * (the seed envelope carries its own code, so a 200 with another code is still a failure).
+ * The latency is the whole call: request, response and reading its body.
  */
-async function timed(series: Series, label: string, call: () => Promise<Reply>, seedEnvelope: boolean): Promise<Reply | undefined> {
-  let r: Reply;
+async function timed<R extends { status: number; body: unknown }>(series: Series, label: string, call: () => Promise<R>, seedEnvelope: boolean): Promise<R | undefined> {
+  const t0 = performance.now();
+  let r: R;
   try {
     r = await call();
   } catch (err) {
-    const e = err as Error & { code?: string };
-    series.fail(e.code ?? e.message, `${label}: ${e.message}`);
+    if (err instanceof TimekeeperApiError) {
+      series.fail(`HTTP ${err.status} ${problemType(err.body)}`.trim(), `${label}: HTTP ${err.status} ${text(err.body)}`);
+      return undefined;
+    }
+    // fetch reports a network failure as "fetch failed" with the socket error as its cause.
+    const e = err as Error & { code?: string; cause?: Error & { code?: string } };
+    const kind = e.name === 'TimeoutError' ? 'timeout' : (e.cause?.code ?? e.code ?? e.message);
+    series.fail(kind, `${label}: ${e.message}${e.cause?.message ? ` (${e.cause.message})` : ''}`);
     return undefined;
   }
+  const ms = performance.now() - t0;
   if (r.status < 200 || r.status >= 300) {
-    series.fail(`HTTP ${r.status} ${problemType(r.body)}`.trim(), `${label}: HTTP ${r.status} ${r.body}`);
+    series.fail(`HTTP ${r.status} ${problemType(r.body)}`.trim(), `${label}: HTTP ${r.status} ${text(r.body)}`);
     return undefined;
   }
-  if (seedEnvelope && envelopeCode(r.body) !== 200) {
-    series.fail(`envelope code ${envelopeCode(r.body)}`, `${label}: envelope code ${envelopeCode(r.body)} ${r.body}`);
+  const code = (r.body as { code?: unknown } | null)?.code;
+  if (seedEnvelope && code !== 200) {
+    series.fail(`envelope code ${code}`, `${label}: envelope code ${code} ${text(r.body)}`);
     return undefined;
   }
-  series.ok(r.ms);
+  series.ok(ms);
   return r;
 }
 
 /** The last path segment of a problem-details `type`, e.g. "unavailable"; empty when there is none. */
-function problemType(body: string): string {
-  try {
-    return String(JSON.parse(body).type ?? '').split('/').pop() ?? '';
-  } catch {
-    return '';
-  }
+function problemType(body: unknown): string {
+  const type = (body as { type?: unknown } | null)?.type;
+  return typeof type === 'string' ? (type.split('/').pop() ?? '') : '';
 }
 
-function envelopeCode(body: string): unknown {
-  try {
-    return JSON.parse(body).code;
-  } catch {
-    return 'not JSON';
-  }
-}
+const text = (body: unknown) => (typeof body === 'string' ? body : JSON.stringify(body));
 
 // ---------------------------------------------------------------------------------------------
 // One scenario against Timekeeper
@@ -296,7 +284,7 @@ interface ScenarioResult {
 
 async function runScenario(spec: ScenarioSpec, opts: Options, runId: string): Promise<ScenarioResult> {
   // One socket per session in flight: each session issues its calls strictly one after another.
-  const client = new HttpClient(opts.url, spec.concurrency, opts.timeoutMs, opts.apiKey);
+  const { tk, close } = client(opts, spec.concurrency);
   const ids = Array.from({ length: spec.sessions }, (_, i) => `${runId}_${spec.name}_${i}`);
   const res: ScenarioResult = {
     spec,
@@ -317,7 +305,7 @@ async function runScenario(spec: ScenarioSpec, opts: Options, runId: string): Pr
   try {
     const initialised = new Array<boolean>(spec.sessions).fill(false);
     res.initWallMs = await runPool(spec.sessions, spec.concurrency, async (i) => {
-      const r = await timed(res.init, ids[i], () => client.request('POST', `/timeline/init${qs({ session_id: ids[i] })}`), true);
+      const r = await timed(res.init, ids[i], () => tk.call('seedInit', { query: { session_id: ids[i] } }), true);
       initialised[i] = r !== undefined;
     });
 
@@ -326,14 +314,14 @@ async function runScenario(spec: ScenarioSpec, opts: Options, runId: string): Pr
         res.sessionsSkipped++;
         return;
       }
-      await appendSession(client, ids[i], spec.events, opts, res);
+      await appendSession(tk, ids[i], spec.events, opts, res);
     });
 
     res.verifyWallMs = await runPool(spec.sessions, spec.concurrency, async (i) => {
-      await verifySession(client, ids[i], 1 + spec.events, res);
+      await verifySession(tk, ids[i], 1 + spec.events, res);
     });
   } finally {
-    client.close();
+    close();
   }
   const cpu = process.cpuUsage(cpu0);
   res.clientCpuMs = (cpu.user + cpu.system) / 1000;
@@ -341,43 +329,41 @@ async function runScenario(spec: ScenarioSpec, opts: Options, runId: string): Pr
 }
 
 /** Appends `events` events in order, USER_INPUT and LLM_RESPONSE alternating, each optionally read back. */
-async function appendSession(client: HttpClient, sessionId: string, events: number, opts: Options, res: ScenarioResult): Promise<void> {
+async function appendSession(tk: TimekeeperClient, sessionId: string, events: number, opts: Options, res: ScenarioResult): Promise<void> {
   let acked = 0;
   for (let k = 1; k <= events; k++) {
     // Randomised, and staggered before the first append, so sessions do not arrive in lockstep.
     if (opts.thinkMs > 0) await sleep(opts.thinkMs * (k === 1 ? Math.random() : 0.5 + Math.random()));
     const user = k % 2 === 1;
-    const params = {
+    const query = {
       session_id: sessionId,
       event_type: user ? 'USER_INPUT' : 'LLM_RESPONSE',
       content: JSON.stringify(user ? { input: `bench question ${k}` } : { response: `bench answer ${k}` }),
-    };
+    } as const;
     const label = `${sessionId} append ${k}`;
-    if (await timed(res.append, label, () => client.request('POST', `/timeline/append${qs(params)}`), true)) acked++;
+    if (await timed(res.append, label, () => tk.call('seedAppend', { query }), true)) acked++;
     if (!opts.reads) continue;
 
     const rlabel = `${sessionId} read ${k}`;
-    const r = await timed(res.read, rlabel, () => client.request('GET', `/timeline/get${qs({ session_id: sessionId })}`), true);
+    const r = await timed(res.read, rlabel, () => tk.call('seedGet', { query: { session_id: sessionId } }), true);
     if (r) {
       // Appends are acknowledged after their transaction commits, so a read must already see them.
-      const seen = (JSON.parse(r.body).data?.events ?? []).length;
+      const seen = r.body.data?.events?.length ?? 0;
       if (seen < 1 + acked) res.staleReads++;
     }
   }
 }
 
 /** The chain must verify and hold exactly SESSION_CREATE plus every requested append. */
-async function verifySession(client: HttpClient, sessionId: string, expected: number, res: ScenarioResult): Promise<void> {
-  const r = await timed(res.verify, `${sessionId} verify`, () => client.request('GET', `/v1/sessions/${encodeURIComponent(sessionId)}/verify`), false);
+async function verifySession(tk: TimekeeperClient, sessionId: string, expected: number, res: ScenarioResult): Promise<void> {
+  const r = await timed(res.verify, `${sessionId} verify`, () => tk.call('verifySession', { params: { id: sessionId } }), false);
   if (!r) {
     res.mismatches.push(`${sessionId}: verify request failed`);
     return;
   }
-  let v: { ok: boolean; checked: number; head_seq: number | null; reason?: string; detail?: string };
-  try {
-    v = JSON.parse(r.body);
-  } catch {
-    res.mismatches.push(`${sessionId}: verify answered with something other than JSON: ${r.body.slice(0, 200)}`);
+  const v = r.body;
+  if (typeof v !== 'object' || v === null) {
+    res.mismatches.push(`${sessionId}: verify answered with something other than JSON: ${text(v).slice(0, 200)}`);
     return;
   }
   if (!v.ok) res.mismatches.push(`${sessionId}: chain broken at seq ${v.head_seq ?? 0}+1: ${v.reason} ${v.detail ?? ''}`);
@@ -532,14 +518,15 @@ function report(r: ScenarioResult, opts: Options): Target[] {
 // ---------------------------------------------------------------------------------------------
 
 async function checkReachable(opts: Options): Promise<void> {
-  const client = new HttpClient(opts.url, 1, 5000, opts.apiKey);
+  const { tk, close } = client(opts, 1, 5000);
   try {
-    const r = await client.request('GET', '/readyz');
-    if (r.status !== 200) throw new Error(`${opts.url}/readyz answered ${r.status}: ${r.body}`);
+    const r = await tk.call('readiness');
+    if (r.status !== 200) throw new Error(`${opts.url}/readyz answered ${r.status}: ${JSON.stringify(r.body)}`);
   } catch (err) {
-    throw new Error(`Timekeeper is not ready at ${opts.url} (${(err as Error).message}); start it first, e.g. npm start`);
+    const e = err as Error & { cause?: Error };
+    throw new Error(`Timekeeper is not ready at ${opts.url} (${e.message}${e.cause?.message ? `: ${e.cause.message}` : ''}); start it first, e.g. npm start`);
   } finally {
-    client.close();
+    close();
   }
 }
 

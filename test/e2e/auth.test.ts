@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { assertSafeBinding, loadKeyStore, Operation } from '../../api/auth';
 import { DomainError } from '../../lib/domain/errors';
-import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import type { TimekeeperClient } from '../../api/client';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 const KEYS = { gateway: 'gw-key-123456', agent: 'agent-key-1234', auditor: 'audit-key-1234', admin: 'admin-key-12345' } as const;
 type Who = keyof typeof KEYS | 'none' | 'wrong';
@@ -23,19 +24,16 @@ afterAll(async () => {
   await sys?.stop();
 });
 
-function headersFor(who: Who): Record<string, string> {
-  if (who === 'none') return {};
-  if (who === 'wrong') return { authorization: 'Bearer not-a-real-key-000' };
-  return { authorization: `Bearer ${KEYS[who]}` };
+/** The system's client as `who`: with that key, a wrong one, or none. */
+function as(who: Who): TimekeeperClient {
+  if (who === 'none') return sys.tk;
+  return sys.tk.with({ apiKey: who === 'wrong' ? 'not-a-real-key-000' : KEYS[who] });
 }
-const as = (who: Who, method: string, p: string, body?: unknown) => call(sys.baseUrl, method, p, body, headersFor(who));
-const seedQ = (o: Record<string, string>) => '?' + new URLSearchParams(o).toString();
-
 function expectDenied(r: { status: number; body: any; headers: Headers }, status: 401 | 403): void {
   if (r.status !== status) throw new Error(`expected ${status}, got ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
   expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(r.body.type).toMatch(status === 401 ? /unauthorized$/ : /forbidden$/);
-  expect(r.body.errors[0].field).toBe('authorization');
+  expect(r.body.errors?.[0]?.field).toBe('authorization');
 }
 
 async function rows(sid: string): Promise<{ sessions: number; events: number }> {
@@ -47,26 +45,34 @@ async function rows(sid: string): Promise<{ sessions: number; events: number }> 
 /** A session created by the gateway with one USER_INPUT, for the other roles to act on. */
 async function gatewaySession(): Promise<string> {
   const sid = uniqueSessionId('auth');
-  expect((await as('gateway', 'POST', '/v1/sessions', { session_id: sid })).status).toBe(201);
-  expect((await as('gateway', 'POST', `/v1/sessions/${sid}/events`, { type: 'USER_INPUT', content: { input: 'hi' } })).status).toBe(201);
+  expect((await as('gateway').call('createSession', { body: { session_id: sid } })).status).toBe(201);
+  expect((await as('gateway').call('appendEvent', { params: { id: sid }, body: { type: 'USER_INPUT', content: { input: 'hi' } } })).status).toBe(201);
   return sid;
 }
 
-const READS = (sid: string) => [`/v1/sessions/${sid}`, `/v1/sessions/${sid}/events`, `/v1/sessions/${sid}/context`, `/v1/sessions/${sid}/workflow`, '/v1/sessions'];
+/** Every read route, as calls a client can make. */
+const READS = (sid: string): ((c: TimekeeperClient) => Promise<{ status: number }>)[] => [
+  (c) => c.call('getSession', { params: { id: sid } }),
+  (c) => c.call('listEvents', { params: { id: sid } }),
+  (c) => c.call('getContext', { params: { id: sid } }),
+  (c) => c.call('getWorkflow', { params: { id: sid } }),
+  (c) => c.call('listSessions'),
+];
 
 describe('authentication', () => {
   test('no key and a wrong key are 401 on every operation, and write nothing', async () => {
     const sid = await gatewaySession();
     const ghost = uniqueSessionId('auth_ghost');
     for (const who of ['none', 'wrong'] as const) {
-      expectDenied(await as(who, 'POST', '/v1/sessions', { session_id: ghost }), 401);
-      expectDenied(await as(who, 'POST', `/v1/sessions/${sid}/events`, { type: 'USER_INPUT', content: 1 }), 401);
-      expectDenied(await as(who, 'POST', `/v1/sessions/${sid}/end`, {}), 401);
-      expectDenied(await as(who, 'GET', `/v1/sessions/${sid}/verify`), 401);
-      for (const p of READS(sid)) expectDenied(await as(who, 'GET', p), 401);
-      expectDenied(await as(who, 'POST', `/timeline/init${seedQ({ session_id: ghost })}`), 401);
-      expectDenied(await as(who, 'POST', `/timeline/append${seedQ({ session_id: sid, event_type: 'USER_INPUT', content: '{}' })}`), 401);
-      expectDenied(await as(who, 'GET', `/timeline/get${seedQ({ session_id: sid })}`), 401);
+      const c = as(who);
+      expectDenied(await refusal(c.createSession({ session_id: ghost })), 401);
+      expectDenied(await refusal(c.append(sid, { type: 'USER_INPUT', content: 1 })), 401);
+      expectDenied(await refusal(c.end(sid, {})), 401);
+      expectDenied(await refusal(c.verify(sid)), 401);
+      for (const read of READS(sid)) expectDenied(await refusal(read(c)), 401);
+      expectDenied(await refusal(c.seed.init(ghost)), 401);
+      expectDenied(await refusal(c.seed.append({ session_id: sid, event_type: 'USER_INPUT', content: '{}' })), 401);
+      expectDenied(await refusal(c.seed.get({ session_id: sid })), 401);
     }
     expect(await rows(sid)).toEqual({ sessions: 1, events: 2 });
     expect(await rows(ghost)).toEqual({ sessions: 0, events: 0 });
@@ -74,11 +80,13 @@ describe('authentication', () => {
 
   test('authentication comes before validation: a bad request without a key is 401, not 400', async () => {
     const sid = await gatewaySession();
-    expectDenied(await as('none', 'POST', '/v1/sessions', { session_id: '../x' }), 401);
-    expectDenied(await as('none', 'POST', `/v1/sessions/${sid}/events`, { type: 'NOPE' }), 401);
-    expectDenied(await as('none', 'GET', `/v1/sessions/${sid}/events?limit=0`), 401);
-    expectDenied(await as('none', 'POST', `/timeline/append${seedQ({ session_id: sid, event_type: 'NOPE', content: '{' })}`), 401);
-    expectDenied(await as('none', 'POST', '/timeline/init'), 401);
+    const c = as('none');
+    expectDenied(await refusal(c.createSession({ session_id: '../x' })), 401);
+    // Requests the contract's types would not let through go raw.
+    expectDenied(await c.raw('POST', `/v1/sessions/${sid}/events`, { body: { type: 'NOPE' } }), 401);
+    expectDenied(await refusal(c.events(sid, { limit: 0 })), 401);
+    expectDenied(await c.raw('POST', `/timeline/append?${new URLSearchParams({ session_id: sid, event_type: 'NOPE', content: '{' })}`), 401);
+    expectDenied(await c.raw('POST', '/timeline/init'), 401);
   });
 
   test.each([
@@ -89,11 +97,11 @@ describe('authentication', () => {
     ['a valid key plus one character', `Bearer ${KEYS.admin}x`],
     ['an empty Bearer', 'Bearer '],
   ])('%s is 401', async (_name, header) => {
-    expectDenied(await call(sys.baseUrl, 'GET', '/v1/sessions', undefined, { authorization: header }), 401);
+    expectDenied(await refusal(sys.tk.call('listSessions', { headers: { authorization: header } })), 401);
   });
 
   test('the scheme is case-insensitive', async () => {
-    const r = await call(sys.baseUrl, 'GET', '/v1/sessions?limit=1', undefined, { authorization: `bearer ${KEYS.admin}` });
+    const r = await sys.tk.call('listSessions', { query: { limit: 1 }, headers: { authorization: `bearer ${KEYS.admin}` } });
     expect(r.status).toBe(200);
   });
 });
@@ -101,75 +109,79 @@ describe('authentication', () => {
 describe('scopes', () => {
   test('gateway: creates, appends and ends; may not read (403) or verify (403)', async () => {
     const sid = uniqueSessionId('auth_gw');
-    const created = await as('gateway', 'POST', '/v1/sessions', { session_id: sid, agent_id: 'a1' });
+    const gw = as('gateway');
+    const created = await gw.call('createSession', { body: { session_id: sid, agent_id: 'a1' } });
     expect(created.status).toBe(201);
-    const appended = await as('gateway', 'POST', `/v1/sessions/${sid}/events`, { type: 'USER_INPUT', content: { input: 'x' } });
+    const appended = await gw.call('appendEvent', { params: { id: sid }, body: { type: 'USER_INPUT', content: { input: 'x' } } });
     expect(appended.status).toBe(201);
-    for (const p of READS(sid)) expectDenied(await as('gateway', 'GET', p), 403);
-    expectDenied(await as('gateway', 'GET', `/v1/sessions/${sid}/verify`), 403);
-    expectDenied(await as('gateway', 'GET', `/timeline/get${seedQ({ session_id: sid })}`), 403);
-    const ended = await as('gateway', 'POST', `/v1/sessions/${sid}/end`, { reason: 'done' });
+    for (const read of READS(sid)) expectDenied(await refusal(read(gw)), 403);
+    expectDenied(await refusal(gw.verify(sid)), 403);
+    expectDenied(await refusal(gw.seed.get({ session_id: sid })), 403);
+    const ended = await gw.call('endSession', { params: { id: sid }, body: { reason: 'done' } });
     expect(ended.status).toBe(200);
     expect(ended.body.type).toBe('SESSION_END');
     expect(await rows(sid)).toEqual({ sessions: 1, events: 3 });
 
     // The seed surface too.
     const sid2 = uniqueSessionId('auth_gw_seed');
-    expect((await as('gateway', 'POST', `/timeline/init${seedQ({ session_id: sid2 })}`)).status).toBe(200);
-    expect((await as('gateway', 'POST', `/timeline/append${seedQ({ session_id: sid2, event_type: 'USER_INPUT', content: '{"input":"x"}' })}`)).status).toBe(200);
-    expect((await as('gateway', 'POST', `/timeline/append${seedQ({ session_id: sid2, event_type: 'SESSION_END', content: '{"reason":"bye"}' })}`)).status).toBe(200);
+    expect((await gw.call('seedInit', { query: { session_id: sid2 } })).status).toBe(200);
+    expect((await gw.call('seedAppend', { query: { session_id: sid2, event_type: 'USER_INPUT', content: '{"input":"x"}' } })).status).toBe(200);
+    expect((await gw.call('seedAppend', { query: { session_id: sid2, event_type: 'SESSION_END', content: '{"reason":"bye"}' } })).status).toBe(200);
     expect(await rows(sid2)).toEqual({ sessions: 1, events: 3 });
   });
 
   test('agent: appends and reads; may not create (403) or end (403 via /end and via SESSION_END) or verify', async () => {
     const sid = await gatewaySession();
-    const appended = await as('agent', 'POST', `/v1/sessions/${sid}/events`, { type: 'LLM_RESPONSE', content: { response: 'hello' } });
+    const agent = as('agent');
+    const appended = await agent.call('appendEvent', { params: { id: sid }, body: { type: 'LLM_RESPONSE', content: { response: 'hello' } } });
     expect(appended.status).toBe(201);
-    for (const p of READS(sid)) expect((await as('agent', 'GET', p)).status).toBe(200);
-    const events = await as('agent', 'GET', `/v1/sessions/${sid}/events`);
-    expect(events.body.events.map((e: { type: string }) => e.type)).toEqual(['SESSION_CREATE', 'USER_INPUT', 'LLM_RESPONSE']);
-    expect((await as('agent', 'GET', `/timeline/get${seedQ({ session_id: sid })}`)).status).toBe(200);
-    expect((await as('agent', 'POST', `/timeline/append${seedQ({ session_id: sid, event_type: 'TOOL_CALL', content: '{"tool_name":"t"}' })}`)).status).toBe(200);
+    for (const read of READS(sid)) expect((await read(agent)).status).toBe(200);
+    const events = await agent.call('listEvents', { params: { id: sid } });
+    expect(events.body.events.map((e) => e.type)).toEqual(['SESSION_CREATE', 'USER_INPUT', 'LLM_RESPONSE']);
+    expect((await agent.call('seedGet', { query: { session_id: sid } })).status).toBe(200);
+    expect((await agent.call('seedAppend', { query: { session_id: sid, event_type: 'TOOL_CALL', content: '{"tool_name":"t"}' } })).status).toBe(200);
 
     const ghost = uniqueSessionId('auth_agent');
-    expectDenied(await as('agent', 'POST', '/v1/sessions', { session_id: ghost }), 403);
-    expectDenied(await as('agent', 'POST', `/timeline/init${seedQ({ session_id: ghost })}`), 403);
+    expectDenied(await refusal(agent.createSession({ session_id: ghost })), 403);
+    expectDenied(await refusal(agent.seed.init(ghost)), 403);
     expect(await rows(ghost)).toEqual({ sessions: 0, events: 0 });
 
-    expectDenied(await as('agent', 'POST', `/v1/sessions/${sid}/end`, { reason: 'mine' }), 403);
-    expectDenied(await as('agent', 'POST', `/v1/sessions/${sid}/events`, { type: 'SESSION_END', content: { reason: 'sneaky' } }), 403);
-    expectDenied(await as('agent', 'POST', `/timeline/append${seedQ({ session_id: sid, event_type: 'SESSION_END', content: '{}' })}`), 403);
-    expectDenied(await as('agent', 'GET', `/v1/sessions/${sid}/verify`), 403);
-    const after = await as('admin', 'GET', `/v1/sessions/${sid}`);
-    expect(after.body.status).toBe('open');
+    expectDenied(await refusal(agent.end(sid, { reason: 'mine' })), 403);
+    expectDenied(await refusal(agent.append(sid, { type: 'SESSION_END', content: { reason: 'sneaky' } })), 403);
+    expectDenied(await refusal(agent.seed.append({ session_id: sid, event_type: 'SESSION_END', content: '{}' })), 403);
+    expectDenied(await refusal(agent.verify(sid)), 403);
+    const after = await as('admin').session(sid);
+    expect(after.status).toBe('open');
     expect(await rows(sid)).toEqual({ sessions: 1, events: 4 });
   });
 
   test('auditor: reads and verifies; may not append, create or end (403)', async () => {
     const sid = await gatewaySession();
-    for (const p of READS(sid)) expect((await as('auditor', 'GET', p)).status).toBe(200);
-    const v = await as('auditor', 'GET', `/v1/sessions/${sid}/verify`);
+    const auditor = as('auditor');
+    for (const read of READS(sid)) expect((await read(auditor)).status).toBe(200);
+    const v = await auditor.call('verifySession', { params: { id: sid } });
     expect(v.status).toBe(200);
     expect(v.body).toMatchObject({ ok: true, checked: 2 });
-    expectDenied(await as('auditor', 'POST', `/v1/sessions/${sid}/events`, { type: 'USER_INPUT', content: { input: 'x' } }), 403);
-    expectDenied(await as('auditor', 'POST', `/timeline/append${seedQ({ session_id: sid, event_type: 'USER_INPUT', content: '{}' })}`), 403);
-    expectDenied(await as('auditor', 'POST', `/v1/sessions/${sid}/end`, {}), 403);
-    expectDenied(await as('auditor', 'POST', '/v1/sessions', { session_id: uniqueSessionId('auth_aud') }), 403);
+    expectDenied(await refusal(auditor.append(sid, { type: 'USER_INPUT', content: { input: 'x' } })), 403);
+    expectDenied(await refusal(auditor.seed.append({ session_id: sid, event_type: 'USER_INPUT', content: '{}' })), 403);
+    expectDenied(await refusal(auditor.end(sid, {})), 403);
+    expectDenied(await refusal(auditor.createSession({ session_id: uniqueSessionId('auth_aud') })), 403);
     expect(await rows(sid)).toEqual({ sessions: 1, events: 2 });
   });
 
   test('admin: everything', async () => {
     const sid = uniqueSessionId('auth_admin');
-    expect((await as('admin', 'POST', '/v1/sessions', { session_id: sid, agent_id: 'adm' })).status).toBe(201);
-    expect((await as('admin', 'POST', `/v1/sessions/${sid}/events`, { type: 'USER_INPUT', content: { input: 'x' } })).status).toBe(201);
-    for (const p of READS(sid)) expect((await as('admin', 'GET', p)).status).toBe(200);
-    expect((await as('admin', 'GET', `/v1/sessions/${sid}/verify`)).body.ok).toBe(true);
-    expect((await as('admin', 'GET', `/timeline/get${seedQ({ session_id: sid })}`)).body.data.events).toHaveLength(2);
-    expect((await as('admin', 'POST', `/v1/sessions/${sid}/events`, { type: 'SESSION_END', content: { reason: 'admin' } })).status).toBe(201);
-    expect((await as('admin', 'GET', `/v1/sessions/${sid}`)).body.status).toBe('archived');
+    const admin = as('admin');
+    expect((await admin.call('createSession', { body: { session_id: sid, agent_id: 'adm' } })).status).toBe(201);
+    expect((await admin.call('appendEvent', { params: { id: sid }, body: { type: 'USER_INPUT', content: { input: 'x' } } })).status).toBe(201);
+    for (const read of READS(sid)) expect((await read(admin)).status).toBe(200);
+    expect((await admin.verify(sid)).ok).toBe(true);
+    expect((await admin.seed.get({ session_id: sid })).data.events).toHaveLength(2);
+    expect((await admin.call('appendEvent', { params: { id: sid }, body: { type: 'SESSION_END', content: { reason: 'admin' } } })).status).toBe(201);
+    expect((await admin.session(sid)).status).toBe('archived');
     const sid2 = uniqueSessionId('auth_admin');
-    expect((await as('admin', 'POST', `/timeline/init${seedQ({ session_id: sid2 })}`)).status).toBe(200);
-    expect((await as('admin', 'POST', `/v1/sessions/${sid2}/end`)).status).toBe(200);
+    expect((await admin.call('seedInit', { query: { session_id: sid2 } })).status).toBe(200);
+    expect((await admin.call('endSession', { params: { id: sid2 } })).status).toBe(200);
   });
 
   test('a key with several scopes has the union of them', async () => {
@@ -185,19 +197,19 @@ describe('scopes', () => {
 
 describe('health endpoints need no key', () => {
   test('/healthz', async () => {
-    const r = await call(sys.baseUrl, 'GET', '/healthz');
+    const r = await sys.tk.call('health');
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ status: 'ok' });
   });
 
-  test('/readyz reports postgres and temporal ok', async () => {
-    const r = await call(sys.baseUrl, 'GET', '/readyz');
+  test('/readyz reports postgres, temporal and a polling worker ok', async () => {
+    const r = await sys.tk.call('readiness');
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
+    expect(r.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', worker: 'ok' } });
   });
 
   test('unknown routes are 404 without a key', async () => {
-    const r = await call(sys.baseUrl, 'GET', '/nowhere');
+    const r = await sys.tk.raw('GET', '/nowhere');
     expect(r.status).toBe(404);
   });
 });

@@ -3,53 +3,28 @@
  * in errors[0].field, and writes nothing: no row in timeline_sessions or timeline_events,
  * no session workflow. Nothing a client sends may produce a 500.
  */
+import type { RawOptions, RawResponse, TimekeeperClient } from '../../api/client';
 import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 const MAX_CONTENT = 1024;
 let sys: TestSystem;
+/** Raw requests with a deadline, so a request that hangs fails here instead of at the test timeout. */
+let tk: TimekeeperClient;
 let sid: string;
 const PREFIX = `bad_${process.pid}_`;
 
 beforeAll(async () => {
   sys = await startTestSystem({ config: { maxContentBytes: MAX_CONTENT } });
+  tk = sys.tk.with({ timeoutMs: 20_000 });
   sid = uniqueSessionId('bad');
-  expect((await send('POST', '/v1/sessions', { json: { session_id: sid } })).status).toBe(201);
-  expect((await send('POST', `/v1/sessions/${sid}/events`, { json: { type: 'USER_INPUT', content: { input: 'hi' } } })).status).toBe(201);
+  expect((await tk.call('createSession', { body: { session_id: sid } })).status).toBe(201);
+  expect((await tk.call('appendEvent', { params: { id: sid }, body: { type: 'USER_INPUT', content: { input: 'hi' } } })).status).toBe(201);
 });
 afterAll(async () => {
   await sys?.stop();
 });
 
-interface Reply {
-  status: number;
-  body: any;
-  headers: Headers;
-}
-
-/** fetch with a deadline, so a request that hangs fails here instead of at the test timeout. */
-async function send(
-  method: string,
-  path: string,
-  opts: { json?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = { ...opts.headers };
-  let body: string | Buffer | undefined;
-  if (opts.json !== undefined || opts.raw !== undefined) {
-    body = opts.json !== undefined ? JSON.stringify(opts.json) : opts.raw;
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
-  }
-  const res = await fetch(sys.baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(20_000) });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    /* leave as text */
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
-}
-
-function expectProblem(r: Reply, status: number, field: string): void {
+function expectProblem(r: RawResponse, status: number, field: string): void {
   if (r.status !== status || r.body?.errors?.[0]?.field !== field) {
     throw new Error(`expected ${status} naming ${field}, got ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
   }
@@ -101,7 +76,7 @@ describe('session ids', () => {
   ])('POST /v1/sessions with session_id %s is 400 session_id', async (_name, value) => {
     await writesNothing(async () => {
       const body = value === undefined ? { agent_id: 'x' } : { session_id: value };
-      expectProblem(await send('POST', '/v1/sessions', { json: body }), 400, 'session_id');
+      expectProblem(await tk.raw('POST', '/v1/sessions', { body }), 400, 'session_id');
     });
     // (PostgreSQL cannot even be asked about a text containing U+0000.)
     if (typeof value === 'string' && !value.includes('\u0000')) await noSessionRow(value);
@@ -120,16 +95,16 @@ describe('session ids', () => {
   const badIds = [enc('a b'), 'a'.repeat(200), enc('../x'), enc('é'), enc('-leading-dash')];
   test.each(routes)('%s /v1/sessions/<malformed>%s is 400 session_id', async (method, suffix, json) => {
     await writesNothing(async () => {
-      for (const id of badIds) expectProblem(await send(method, `/v1/sessions/${id}${suffix}`, { json }), 400, 'session_id');
+      for (const id of badIds) expectProblem(await tk.raw(method, `/v1/sessions/${id}${suffix}`, { body: json }), 400, 'session_id');
     });
   });
 
   test('seed endpoints: missing or malformed session_id is 400 session_id', async () => {
     await writesNothing(async () => {
-      expectProblem(await send('POST', '/timeline/init'), 400, 'session_id');
-      expectProblem(await send('POST', `/timeline/init?session_id=${enc('../x')}`), 400, 'session_id');
-      expectProblem(await send('POST', `/timeline/append?event_type=USER_INPUT&content=%7B%7D`), 400, 'session_id');
-      expectProblem(await send('GET', `/timeline/get?session_id=${'a'.repeat(200)}`), 400, 'session_id');
+      expectProblem(await tk.raw('POST', '/timeline/init'), 400, 'session_id');
+      expectProblem(await tk.raw('POST', `/timeline/init?session_id=${enc('../x')}`), 400, 'session_id');
+      expectProblem(await tk.raw('POST', `/timeline/append?event_type=USER_INPUT&content=%7B%7D`), 400, 'session_id');
+      expectProblem(await tk.raw('GET', `/timeline/get?session_id=${'a'.repeat(200)}`), 400, 'session_id');
     });
   });
 });
@@ -156,20 +131,20 @@ describe('append bodies', () => {
     ['event_id a number', { type: 'USER_INPUT', content: {}, event_id: 123 }, 'event_id'],
   ])('%s is 400 naming the field', async (_name, body, field) => {
     await writesNothing(async () => {
-      expectProblem(await send('POST', events(), { json: body }), 400, field);
+      expectProblem(await tk.raw('POST', events(), { body }), 400, field);
     });
   });
 
   test('content nested deeper than the canonical JSON limit, or with a non-finite number, is 400 content', async () => {
     await writesNothing(async () => {
       const deep = '['.repeat(100) + ']'.repeat(100);
-      expectProblem(await send('POST', events(), { raw: `{"type":"USER_INPUT","content":${deep}}` }), 400, 'content');
-      expectProblem(await send('POST', events(), { raw: '{"type":"USER_INPUT","content":{"n":1e400}}' }), 400, 'content');
+      expectProblem(await tk.raw('POST', events(), { body: `{"type":"USER_INPUT","content":${deep}}` }), 400, 'content');
+      expectProblem(await tk.raw('POST', events(), { body: '{"type":"USER_INPUT","content":{"n":1e400}}' }), 400, 'content');
     });
   });
 
   test('seed append: non-JSON content, U+0000, unknown or SESSION_CREATE type are 400', async () => {
-    const seed = (p: Record<string, string>) => send('POST', `/timeline/append?${new URLSearchParams({ session_id: sid, ...p })}`);
+    const seed = (p: Record<string, string>) => tk.raw('POST', `/timeline/append?${new URLSearchParams({ session_id: sid, ...p })}`);
     await writesNothing(async () => {
       expectProblem(await seed({ event_type: 'USER_INPUT', content: '{not json' }), 400, 'content');
       expectProblem(await seed({ event_type: 'USER_INPUT', content: '' }), 400, 'content');
@@ -201,7 +176,7 @@ describe('create and end bodies', () => {
   ])('POST /v1/sessions with %s is 400 naming the field, and starts no workflow', async (_name, extra, field) => {
     const id = uniqueSessionId('bad');
     await writesNothing(async () => {
-      expectProblem(await send('POST', '/v1/sessions', { json: { session_id: id, ...extra } }), 400, field);
+      expectProblem(await tk.raw('POST', '/v1/sessions', { body: { session_id: id, ...extra } }), 400, field);
     });
     await noSessionRow(id);
     await noWorkflow(id);
@@ -209,13 +184,13 @@ describe('create and end bodies', () => {
 
   test('POST /end with a bad reason, key or unknown field is 400 naming the field; the session stays open', async () => {
     await writesNothing(async () => {
-      expectProblem(await send('POST', `/v1/sessions/${sid}/end`, { json: { reason: 'a\u0000' } }), 400, 'reason');
-      expectProblem(await send('POST', `/v1/sessions/${sid}/end`, { json: { reason: '' } }), 400, 'reason');
-      expectProblem(await send('POST', `/v1/sessions/${sid}/end`, { json: { reason: 'r'.repeat(201) } }), 400, 'reason');
-      expectProblem(await send('POST', `/v1/sessions/${sid}/end`, { json: { idempotency_key: 'x y' } }), 400, 'idempotency_key');
-      expectProblem(await send('POST', `/v1/sessions/${sid}/end`, { json: { force: true } }), 400, 'force');
+      expectProblem(await tk.raw('POST', `/v1/sessions/${sid}/end`, { body: { reason: 'a\u0000' } }), 400, 'reason');
+      expectProblem(await tk.raw('POST', `/v1/sessions/${sid}/end`, { body: { reason: '' } }), 400, 'reason');
+      expectProblem(await tk.raw('POST', `/v1/sessions/${sid}/end`, { body: { reason: 'r'.repeat(201) } }), 400, 'reason');
+      expectProblem(await tk.raw('POST', `/v1/sessions/${sid}/end`, { body: { idempotency_key: 'x y' } }), 400, 'idempotency_key');
+      expectProblem(await tk.raw('POST', `/v1/sessions/${sid}/end`, { body: { force: true } }), 400, 'force');
     });
-    expect((await send('GET', `/v1/sessions/${sid}`)).body.status).toBe('open');
+    expect((await tk.session(sid)).status).toBe('open');
   });
 });
 
@@ -223,19 +198,19 @@ describe('sizes', () => {
   test(`content over maxContentBytes (${MAX_CONTENT}) is 413 content; at the limit it is accepted`, async () => {
     await writesNothing(async () => {
       // Canonical JSON of a string of n ASCII letters is n + 2 bytes.
-      const over = await send('POST', events(), { json: { type: 'USER_INPUT', content: 'x'.repeat(MAX_CONTENT - 1) } });
+      const over = await tk.raw('POST', events(), { body: { type: 'USER_INPUT', content: 'x'.repeat(MAX_CONTENT - 1) } });
       expectProblem(over, 413, 'content');
       expect(over.body.type).toMatch(/payload_too_large$/);
       // Multi-byte characters count as their UTF-8 bytes: 400 × 3 bytes.
-      expectProblem(await send('POST', events(), { json: { type: 'USER_INPUT', content: '語'.repeat(400) } }), 413, 'content');
-      expectProblem(await send('POST', `/timeline/append?${new URLSearchParams({ session_id: sid, event_type: 'USER_INPUT', content: JSON.stringify('y'.repeat(2000)) })}`), 413, 'content');
+      expectProblem(await tk.raw('POST', events(), { body: { type: 'USER_INPUT', content: '語'.repeat(400) } }), 413, 'content');
+      expectProblem(await tk.raw('POST', `/timeline/append?${new URLSearchParams({ session_id: sid, event_type: 'USER_INPUT', content: JSON.stringify('y'.repeat(2000)) })}`), 413, 'content');
     });
     const id = uniqueSessionId('bad');
     await writesNothing(async () => {
-      expectProblem(await send('POST', '/v1/sessions', { json: { session_id: id, metadata: { blob: 'z'.repeat(2000) } } }), 413, 'metadata');
+      expectProblem(await tk.raw('POST', '/v1/sessions', { body: { session_id: id, metadata: { blob: 'z'.repeat(2000) } } }), 413, 'metadata');
     });
     await noWorkflow(id);
-    const atLimit = await send('POST', events(), { json: { type: 'TOOL_RESULT', content: 'x'.repeat(MAX_CONTENT - 2) } });
+    const atLimit = await tk.call('appendEvent', { params: { id: sid }, body: { type: 'TOOL_RESULT', content: 'x'.repeat(MAX_CONTENT - 2) } });
     expect(atLimit.status).toBe(201);
   });
 
@@ -243,17 +218,17 @@ describe('sizes', () => {
     const limit = MAX_CONTENT * 2 + 64 * 1024;
     await writesNothing(async () => {
       const big = JSON.stringify({ type: 'USER_INPUT', content: 'x'.repeat(limit + 10) });
-      expectProblem(await send('POST', events(), { raw: big }), 413, 'body');
-      expectProblem(await send('POST', '/v1/sessions', { raw: JSON.stringify({ session_id: uniqueSessionId('bad'), metadata: { b: 'y'.repeat(limit) } }) }), 413, 'body');
+      expectProblem(await tk.raw('POST', events(), { body: big }), 413, 'body');
+      expectProblem(await tk.raw('POST', '/v1/sessions', { body: JSON.stringify({ session_id: uniqueSessionId('bad'), metadata: { b: 'y'.repeat(limit) } }) }), 413, 'body');
     });
   });
 
   test('malformed or non-object JSON bodies are 400 body', async () => {
     await writesNothing(async () => {
       for (const raw of ['{"type":"USER_INPUT",', '{type: USER_INPUT}', 'null', '"a string"', '[1,2]', '42']) {
-        expectProblem(await send('POST', events(), { raw }), 400, 'body');
-        expectProblem(await send('POST', '/v1/sessions', { raw }), 400, 'body');
-        expectProblem(await send('POST', `/v1/sessions/${sid}/end`, { raw }), 400, 'body');
+        expectProblem(await tk.raw('POST', events(), { body: raw }), 400, 'body');
+        expectProblem(await tk.raw('POST', '/v1/sessions', { body: raw }), 400, 'body');
+        expectProblem(await tk.raw('POST', `/v1/sessions/${sid}/end`, { body: raw }), 400, 'body');
       }
     });
   });
@@ -280,7 +255,7 @@ describe('query parameters', () => {
     ['types=user_input', 'types'],
     ['sort=desc', 'sort'],
   ])('GET events?%s is 400 %s', async (query, field) => {
-    expectProblem(await send('GET', `${events()}?${query}`), 400, field);
+    expectProblem(await tk.raw('GET', `${events()}?${query}`), 400, field);
   });
 
   test.each<[string, string]>([
@@ -301,7 +276,7 @@ describe('query parameters', () => {
     [`cursor=${b64('null')}`, 'cursor'],
     ['session_id=x', 'session_id'],
   ])('GET /v1/sessions?%s is 400 %s', async (query, field) => {
-    expectProblem(await send('GET', `/v1/sessions?${query}`), 400, field);
+    expectProblem(await tk.raw('GET', `/v1/sessions?${query}`), 400, field);
   });
 
   test.each<[string, string]>([
@@ -313,13 +288,13 @@ describe('query parameters', () => {
     ['timestamps=yes', 'timestamps'],
     ['format=xml', 'format'],
   ])('GET context?%s is 400 %s', async (query, field) => {
-    expectProblem(await send('GET', `/v1/sessions/${sid}/context?${query}`), 400, field);
+    expectProblem(await tk.raw('GET', `/v1/sessions/${sid}/context?${query}`), 400, field);
   });
 
   test('seed get: bad from_ts and limit are 400', async () => {
-    expectProblem(await send('GET', `/timeline/get?session_id=${sid}&from_ts=1.5`), 400, 'from_ts');
-    expectProblem(await send('GET', `/timeline/get?session_id=${sid}&limit=0`), 400, 'limit');
-    expectProblem(await send('GET', `/timeline/get?session_id=${sid}&limit=10001`), 400, 'limit');
+    expectProblem(await tk.raw('GET', `/timeline/get?session_id=${sid}&from_ts=1.5`), 400, 'from_ts');
+    expectProblem(await tk.raw('GET', `/timeline/get?session_id=${sid}&limit=0`), 400, 'limit');
+    expectProblem(await tk.raw('GET', `/timeline/get?session_id=${sid}&limit=10001`), 400, 'limit');
   });
 });
 
@@ -333,13 +308,13 @@ describe('unknown routes and sessions', () => {
     ['PUT', '/v1/sessions/x/events'],
     ['GET', '/timeline/delete'],
   ])('%s %s is a 404 problem', async (method, path) => {
-    expectProblem(await send(method, path), 404, 'path');
-    expect((await send(method, path)).body.type).toMatch(/not_found$/);
+    expectProblem(await tk.raw(method, path), 404, 'path');
+    expect((await tk.raw(method, path)).body.type).toMatch(/not_found$/);
   });
 
   test('a path that is not valid percent-encoding is 400 path', async () => {
-    expectProblem(await send('GET', '/v1/sessions/%E0%A4%A/events'), 400, 'path');
-    expectProblem(await send('GET', '/v1/sessions/%ZZ'), 400, 'path');
+    expectProblem(await tk.raw('GET', '/v1/sessions/%E0%A4%A/events'), 400, 'path');
+    expectProblem(await tk.raw('GET', '/v1/sessions/%ZZ'), 400, 'path');
   });
 
   test('an unknown session is 404 session_id on every /v1/sessions/:id route, and nothing is created', async () => {
@@ -358,7 +333,7 @@ describe('unknown routes and sessions', () => {
         ['GET', '/workflow'],
       ];
       for (const [method, suffix, json] of routes) {
-        const r = await send(method, `/v1/sessions/${ghost}${suffix}`, { json });
+        const r = await tk.raw(method, `/v1/sessions/${ghost}${suffix}`, { body: json });
         expectProblem(r, 404, 'session_id');
         expect(r.body.type).toMatch(/not_found$/);
       }
@@ -372,32 +347,32 @@ describe('no input produces a 500', () => {
   test('a batch of hostile requests: every answer is a 4xx problem, nothing is written', async () => {
     const ghost = uniqueSessionId('bad_ghost');
     const deep = '['.repeat(10_000) + ']'.repeat(10_000);
-    const batch: [string, string, { json?: unknown; raw?: string | Buffer; headers?: Record<string, string> }?][] = [
-      ['POST', '/v1/sessions', { json: {} }],
-      ['POST', '/v1/sessions', { json: { session_id: 'a'.repeat(10_000) } }],
-      ['POST', '/v1/sessions', { json: { session_id: uniqueSessionId('bad'), agent_id: 'a\u0000' } }],
-      ['POST', '/v1/sessions', { json: { session_id: uniqueSessionId('bad'), channel: '\ud800' } }],
-      ['POST', '/v1/sessions', { json: { session_id: uniqueSessionId('bad'), metadata: { k: '\u0000' } } }],
-      ['POST', '/v1/sessions', { json: { session_id: uniqueSessionId('bad'), metadata: JSON.parse(`{"d":${'['.repeat(100)}${']'.repeat(100)}}`) } }],
-      ['POST', '/v1/sessions', { json: { session_id: uniqueSessionId('bad'), idle_timeout_s: 1e12 } }],
-      ['POST', '/v1/sessions', { raw: '{"session_id":' }],
-      ['POST', '/v1/sessions', { raw: Buffer.from([0xff, 0xfe, 0x00, 0x7b]) }],
-      ['POST', '/v1/sessions', { raw: '{"session_id":"x"}', headers: { 'content-type': 'application/json; charset=latin1' } }],
-      ['POST', '/v1/sessions', { raw: 'not gzip', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }],
-      ['POST', '/v1/sessions', { raw: 'x', headers: { 'content-type': 'application/json', 'content-encoding': 'made-up' } }],
-      ['POST', '/v1/sessions', { raw: 'session_id=', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
-      ['POST', '/v1/sessions', { raw: 'session_id=a b', headers: { 'content-type': 'text/plain' } }],
-      ['POST', events(), { raw: `{"type":"USER_INPUT","content":${deep}}` }],
-      ['POST', events(), { raw: '{"type":"USER_INPUT","content":-1e999}' }],
-      ['POST', events(), { raw: '{"type":"USER_INPUT","content":"\\udfff"}' }],
-      ['POST', events(), { raw: '{"type":"USER_INPUT","content":{"__proto__":{"x":"\\u0000"}}}' }],
-      ['POST', events(), { json: { type: ['USER_INPUT'], content: 1 } }],
-      ['POST', events(), { json: { type: 'USER_INPUT', content: 1, event_id: '00000000-0000-0000-0000-00000000000g' } }],
-      ['POST', events(), { json: { type: 'USER_INPUT', content: 'x'.repeat(5000) } }],
-      ['POST', events(), { raw: 'x'.repeat(200_000) }],
-      ['POST', `/v1/sessions/${sid}/end`, { json: { reason: 5 } }],
-      ['POST', `/v1/sessions/${ghost}/events`, { json: { type: 'TOOL_CALL', content: {} } }],
-      ['POST', `/v1/sessions/${ghost}/end`, { json: {} }],
+    const batch: [string, string, RawOptions?][] = [
+      ['POST', '/v1/sessions', { body: {} }],
+      ['POST', '/v1/sessions', { body: { session_id: 'a'.repeat(10_000) } }],
+      ['POST', '/v1/sessions', { body: { session_id: uniqueSessionId('bad'), agent_id: 'a\u0000' } }],
+      ['POST', '/v1/sessions', { body: { session_id: uniqueSessionId('bad'), channel: '\ud800' } }],
+      ['POST', '/v1/sessions', { body: { session_id: uniqueSessionId('bad'), metadata: { k: '\u0000' } } }],
+      ['POST', '/v1/sessions', { body: { session_id: uniqueSessionId('bad'), metadata: JSON.parse(`{"d":${'['.repeat(100)}${']'.repeat(100)}}`) } }],
+      ['POST', '/v1/sessions', { body: { session_id: uniqueSessionId('bad'), idle_timeout_s: 1e12 } }],
+      ['POST', '/v1/sessions', { body: '{"session_id":' }],
+      ['POST', '/v1/sessions', { body: Buffer.from([0xff, 0xfe, 0x00, 0x7b]) }],
+      ['POST', '/v1/sessions', { body: '{"session_id":"x"}', headers: { 'content-type': 'application/json; charset=latin1' } }],
+      ['POST', '/v1/sessions', { body: 'not gzip', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }],
+      ['POST', '/v1/sessions', { body: 'x', headers: { 'content-type': 'application/json', 'content-encoding': 'made-up' } }],
+      ['POST', '/v1/sessions', { body: 'session_id=', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+      ['POST', '/v1/sessions', { body: 'session_id=a b', headers: { 'content-type': 'text/plain' } }],
+      ['POST', events(), { body: `{"type":"USER_INPUT","content":${deep}}` }],
+      ['POST', events(), { body: '{"type":"USER_INPUT","content":-1e999}' }],
+      ['POST', events(), { body: '{"type":"USER_INPUT","content":"\\udfff"}' }],
+      ['POST', events(), { body: '{"type":"USER_INPUT","content":{"__proto__":{"x":"\\u0000"}}}' }],
+      ['POST', events(), { body: { type: ['USER_INPUT'], content: 1 } }],
+      ['POST', events(), { body: { type: 'USER_INPUT', content: 1, event_id: '00000000-0000-0000-0000-00000000000g' } }],
+      ['POST', events(), { body: { type: 'USER_INPUT', content: 'x'.repeat(5000) } }],
+      ['POST', events(), { body: 'x'.repeat(200_000) }],
+      ['POST', `/v1/sessions/${sid}/end`, { body: { reason: 5 } }],
+      ['POST', `/v1/sessions/${ghost}/events`, { body: { type: 'TOOL_CALL', content: {} } }],
+      ['POST', `/v1/sessions/${ghost}/end`, { body: {} }],
       ['GET', `${events()}?limit=-0`],
       ['GET', `${events()}?after_seq=9223372036854775808`],
       ['GET', `${events()}?from_ts=99999999999999999999999`],
@@ -419,14 +394,14 @@ describe('no input produces a 500', () => {
       ['GET', `/timeline/get?session_id=${sid}&from_ts=-1`],
       ['GET', `/timeline/get?session_id=${sid}&session_id=${sid}`],
       ['POST', `/timeline/append?session_id=${sid}&event_type=USER_INPUT&content=${enc('{"a":"\\ud800"}')}`],
-      ['POST', `/timeline/append?session_id=${sid}&event_type=USER_INPUT`, { raw: '{"content":{"a":1}}' }],
+      ['POST', `/timeline/append?session_id=${sid}&event_type=USER_INPUT`, { body: '{"content":{"a":1}}' }],
       ['POST', `/timeline/init?session_id=${enc('a\u0000')}`],
-      ['POST', `/timeline/init`, { raw: '{"session_id":["a","b"]}' }],
+      ['POST', `/timeline/init`, { body: '{"session_id":["a","b"]}' }],
     ];
     const failures: string[] = [];
     await writesNothing(async () => {
       for (const [method, path, opts] of batch) {
-        const r = await send(method, path, opts);
+        const r = await tk.raw(method, path, opts);
         const isProblem = /^application\/problem\+json/.test(r.headers.get('content-type') ?? '');
         if (r.status < 400 || r.status >= 500 || !isProblem || !r.body?.errors?.[0]?.field) {
           failures.push(`${method} ${path.slice(0, 80)} → ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);

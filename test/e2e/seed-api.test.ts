@@ -3,38 +3,39 @@
  * irreversibility (SQL UPDATE/DELETE/TRUNCATE refused, append after archive refused) and
  * order.
  */
-import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import type { TimekeeperClient } from '../../api/client';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 let sys: TestSystem;
+let tk: TimekeeperClient;
 beforeAll(async () => {
   sys = await startTestSystem();
+  tk = sys.tk;
 });
 afterAll(async () => {
   await sys?.stop();
 });
 
-const q = (o: Record<string, string>) => '?' + new URLSearchParams(o).toString();
-
 describe('seed endpoints', () => {
   test('init returns timeline_id and the SESSION_CREATE event id; a second init is refused with 400', async () => {
     const sid = uniqueSessionId('test_init');
-    const first = await call(sys.baseUrl, 'POST', `/timeline/init${q({ session_id: sid })}`);
+    const first = await tk.call('seedInit', { query: { session_id: sid } });
     expect(first.status).toBe(200);
     expect(first.body.code).toBe(200);
     expect(first.body.data.timeline_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(first.body.data.event_id).toMatch(/^[0-9a-f-]{36}$/);
-    const second = await call(sys.baseUrl, 'POST', `/timeline/init${q({ session_id: sid })}`);
+    const second = await refusal(tk.call('seedInit', { query: { session_id: sid } }));
     expect(second.status).toBe(400);
     expect(second.body.code).toBe(400);
-    expect(second.body.errors[0].field).toBe('session_id');
+    expect(second.body.errors?.[0]?.field).toBe('session_id');
   });
 
   test('append returns event_id, timestamp and prev_event_hash chained to the previous event', async () => {
     const sid = uniqueSessionId('test_append');
-    await call(sys.baseUrl, 'POST', `/timeline/init${q({ session_id: sid })}`);
-    const a = await call(sys.baseUrl, 'POST', `/timeline/append${q({ session_id: sid, event_type: 'USER_INPUT', content: JSON.stringify({ input: '测试不可逆性' }) })}`);
+    await tk.seed.init(sid);
+    const a = await tk.call('seedAppend', { query: { session_id: sid, event_type: 'USER_INPUT', content: JSON.stringify({ input: '测试不可逆性' }) } });
     expect(a.status).toBe(200);
-    const b = await call(sys.baseUrl, 'POST', `/timeline/append${q({ session_id: sid, event_type: 'LLM_RESPONSE', content: JSON.stringify({ response: 'ok' }) })}`);
+    const b = await tk.call('seedAppend', { query: { session_id: sid, event_type: 'LLM_RESPONSE', content: JSON.stringify({ response: 'ok' }) } });
     expect(b.body.data.prev_event_hash).toBe(a.body.data.hash);
     expect(b.body.data.seq).toBe(a.body.data.seq + 1);
     expect(b.body.data.timestamp).toBeGreaterThanOrEqual(a.body.data.timestamp);
@@ -42,14 +43,15 @@ describe('seed endpoints', () => {
 
   test('unknown event type is 400, unknown session 404, non-JSON content 400 — and nothing is written', async () => {
     const sid = uniqueSessionId('test_bad');
-    await call(sys.baseUrl, 'POST', `/timeline/init${q({ session_id: sid })}`);
-    const badType = await call(sys.baseUrl, 'POST', `/timeline/append${q({ session_id: sid, event_type: 'DELETE_ALL', content: '{}' })}`);
+    await tk.seed.init(sid);
+    // An event type outside the contract's enumeration: only a raw request can send it.
+    const badType = await tk.raw('POST', `/timeline/append?${new URLSearchParams({ session_id: sid, event_type: 'DELETE_ALL', content: '{}' })}`);
     expect(badType.status).toBe(400);
     expect(badType.body.errors[0].field).toBe('event_type');
-    const badContent = await call(sys.baseUrl, 'POST', `/timeline/append${q({ session_id: sid, event_type: 'USER_INPUT', content: '{not json' })}`);
+    const badContent = await refusal(tk.call('seedAppend', { query: { session_id: sid, event_type: 'USER_INPUT', content: '{not json' } }));
     expect(badContent.status).toBe(400);
-    expect(badContent.body.errors[0].field).toBe('content');
-    const unknown = await call(sys.baseUrl, 'POST', `/timeline/append${q({ session_id: uniqueSessionId('nobody'), event_type: 'USER_INPUT', content: '{}' })}`);
+    expect(badContent.body.errors?.[0]?.field).toBe('content');
+    const unknown = await refusal(tk.call('seedAppend', { query: { session_id: uniqueSessionId('nobody'), event_type: 'USER_INPUT', content: '{}' } }));
     expect(unknown.status).toBe(404);
     const { rows } = await sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = $1', [sid]);
     expect(rows[0].n).toBe(1);
@@ -57,34 +59,34 @@ describe('seed endpoints', () => {
 
   test('get returns events in append order (test_002: USER_INPUT → LLM_RESPONSE → TOOL_CALL)', async () => {
     const sid = uniqueSessionId('test_002');
-    await call(sys.baseUrl, 'POST', `/timeline/init${q({ session_id: sid })}`);
-    const types = ['USER_INPUT', 'LLM_RESPONSE', 'TOOL_CALL'];
+    await tk.seed.init(sid);
+    const types = ['USER_INPUT', 'LLM_RESPONSE', 'TOOL_CALL'] as const;
     const contents = [{ input: 'A' }, { response: 'reply A' }, { tool_name: 'tool A', params: { x: 1 } }];
     for (let i = 0; i < 3; i++) {
-      const r = await call(sys.baseUrl, 'POST', `/timeline/append${q({ session_id: sid, event_type: types[i], content: JSON.stringify(contents[i]) })}`);
+      const r = await tk.call('seedAppend', { query: { session_id: sid, event_type: types[i], content: JSON.stringify(contents[i]) } });
       expect(r.status).toBe(200);
     }
-    const got = await call(sys.baseUrl, 'GET', `/timeline/get${q({ session_id: sid })}`);
+    const got = await tk.call('seedGet', { query: { session_id: sid } });
     expect(got.status).toBe(200);
     const events = got.body.data.events;
-    expect(events.map((e: { event_type: string }) => e.event_type)).toEqual(['SESSION_CREATE', ...types]);
-    expect(events.slice(1).map((e: { content: unknown }) => e.content)).toEqual(contents);
-    expect(events.map((e: { seq: number }) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(events.map((e) => e.event_type)).toEqual(['SESSION_CREATE', ...types]);
+    expect(events.slice(1).map((e) => e.content)).toEqual(contents);
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     for (let i = 1; i < events.length; i++) {
       expect(events[i].prev_event_hash).toBe(events[i - 1].hash);
       expect(events[i].timestamp).toBeGreaterThanOrEqual(events[i - 1].timestamp);
     }
-    const limited = await call(sys.baseUrl, 'GET', `/timeline/get${q({ session_id: sid, from_ts: String(events[2].timestamp), limit: '1' })}`);
+    const limited = await tk.call('seedGet', { query: { session_id: sid, from_ts: events[2].timestamp, limit: 1 } });
     expect(limited.body.data.events).toHaveLength(1);
     expect(limited.body.data.events[0].timestamp).toBeGreaterThanOrEqual(events[2].timestamp);
   });
 
   test('SESSION_END archives the timeline; a later append is refused with 400', async () => {
     const sid = uniqueSessionId('test_003');
-    await call(sys.baseUrl, 'POST', `/timeline/init${q({ session_id: sid })}`);
-    const end = await call(sys.baseUrl, 'POST', `/timeline/append${q({ session_id: sid, event_type: 'SESSION_END', content: '{"reason":"user left"}' })}`);
+    await tk.seed.init(sid);
+    const end = await tk.call('seedAppend', { query: { session_id: sid, event_type: 'SESSION_END', content: '{"reason":"user left"}' } });
     expect(end.status).toBe(200);
-    const after = await call(sys.baseUrl, 'POST', `/timeline/append${q({ session_id: sid, event_type: 'USER_INPUT', content: '{"input":"late"}' })}`);
+    const after = await refusal(tk.call('seedAppend', { query: { session_id: sid, event_type: 'USER_INPUT', content: '{"input":"late"}' } }));
     expect(after.status).toBe(400);
     expect(after.body.type).toMatch(/session_archived/);
     const { rows } = await sys.pool.query('SELECT status, archived_ts FROM timelines WHERE session_id = $1', [sid]);
@@ -97,8 +99,8 @@ describe('irreversibility in the database itself', () => {
   let sid: string;
   beforeAll(async () => {
     sid = uniqueSessionId('test_sql');
-    await call(sys.baseUrl, 'POST', `/timeline/init${q({ session_id: sid })}`);
-    await call(sys.baseUrl, 'POST', `/timeline/append${q({ session_id: sid, event_type: 'USER_INPUT', content: '{"input":"x"}' })}`);
+    await tk.seed.init(sid);
+    await tk.seed.append({ session_id: sid, event_type: 'USER_INPUT', content: '{"input":"x"}' });
   });
 
   test.each([

@@ -6,15 +6,16 @@
 import type { PoolClient } from 'pg';
 import { computeEventHash } from '../../lib/hash-chain';
 import { SessionStore } from '../../lib/store/sessions';
-import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import type { TimekeeperClient } from '../../api/client';
+import { settle, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 let sys: TestSystem;
 afterEach(async () => {
   await sys?.stop();
 });
 
-async function createSession(s: TestSystem, id: string, extra: Record<string, unknown> = {}) {
-  const r = await call(s.baseUrl, 'POST', '/v1/sessions', { session_id: id, ...extra });
+async function createSession(s: TestSystem, id: string, extra: Omit<Parameters<TimekeeperClient['createSession']>[0], 'session_id'> = {}) {
+  const r = await s.tk.call('createSession', { body: { session_id: id, ...extra } });
   expect(r.status).toBe(201);
   return r.body;
 }
@@ -52,7 +53,7 @@ test('40 concurrent writers on one session produce one linear chain with every a
   const writers = 40;
   const results = await Promise.all(
     Array.from({ length: writers }, (_, i) =>
-      call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: i % 2 ? 'LLM_RESPONSE' : 'USER_INPUT', content: { writer: i } }),
+      settle(sys.tk.call('appendEvent', { params: { id }, body: { type: i % 2 ? 'LLM_RESPONSE' : 'USER_INPUT', content: { writer: i } } })),
     ),
   );
   expect(results.map((r) => r.status)).toEqual(Array(writers).fill(201));
@@ -78,7 +79,7 @@ test('continue-as-new carries the chain head: appends across several runs stay o
   for (let round = 0; round < 4; round++) {
     // Bursts of 6 concurrent appends, so rotation happens with updates in flight.
     const burst = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { round, i } })),
+      Array.from({ length: 6 }, (_, i) => settle(sys.tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { round, i } } }))),
     );
     expect(burst.map((r) => r.status)).toEqual(Array(6).fill(201));
   }
@@ -98,13 +99,14 @@ test('an append retried with the same idempotency key is stored once, also acros
   sys = await startTestSystem({ config: { updatesPerRun: 3 } });
   const id = uniqueSessionId('idem');
   await createSession(sys, id);
-  const body = { type: 'TOOL_CALL', content: { tool_name: 'search', params: { q: 'x' } }, idempotency_key: 'call-1' };
-  const first = await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, body);
+  const body = { type: 'TOOL_CALL', content: { tool_name: 'search', params: { q: 'x' } }, idempotency_key: 'call-1' } as const;
+  const append = (b: Parameters<TimekeeperClient['append']>[1]) => sys.tk.call('appendEvent', { params: { id }, body: b });
+  const first = await append(body);
   expect(first.status).toBe(201);
   // Simultaneous duplicates, then enough traffic to rotate the run, then a late retry.
-  const dupes = await Promise.all(Array.from({ length: 5 }, () => call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, body)));
-  for (let i = 0; i < 4; i++) await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { i } });
-  const late = await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, body);
+  const dupes = await Promise.all(Array.from({ length: 5 }, () => append(body)));
+  for (let i = 0; i < 4; i++) await append({ type: 'USER_INPUT', content: { i } });
+  const late = await append(body);
   for (const r of [...dupes, late]) {
     expect(r.status).toBe(200);
     expect(r.body.deduplicated).toBe(true);
@@ -120,15 +122,15 @@ test('an idle session is ended with reason idle and archived', async () => {
   sys = await startTestSystem();
   const id = uniqueSessionId('idle');
   await createSession(sys, id, { idle_timeout_s: 2 });
-  await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { input: 'hi' } });
+  await sys.tk.append(id, { type: 'USER_INPUT', content: { input: 'hi' } });
   const result = await sys.client.workflow.getHandle(`session/${id}`).result();
   expect(result.reason).toBe('idle');
   const rows = await chain(sys, id);
   expect(rows.map((r) => r.event_type)).toEqual(['SESSION_CREATE', 'USER_INPUT', 'SESSION_END']);
   expect(rows[2].content).toEqual({ reason: 'idle', idle_timeout_s: 2 });
-  const d = await call(sys.baseUrl, 'GET', `/v1/sessions/${id}`);
+  const d = await sys.tk.call('getSession', { params: { id } });
   expect(d.body.status).toBe('archived');
-  const late = await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: {} });
+  const late = await settle(sys.tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: {} } }));
   expect(late.status).toBe(409);
 });
 
@@ -137,8 +139,8 @@ test('verify names the first tampered seq and why (superuser disables the trigge
   const ids = [uniqueSessionId('tamper_content'), uniqueSessionId('tamper_link'), uniqueSessionId('tamper_gap')];
   for (const id of ids) {
     await createSession(sys, id);
-    for (let i = 0; i < 5; i++) await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { i } });
-    expect((await call(sys.baseUrl, 'GET', `/v1/sessions/${id}/verify`)).body.ok).toBe(true);
+    for (let i = 0; i < 5; i++) await sys.tk.append(id, { type: 'USER_INPUT', content: { i } });
+    expect((await sys.tk.call('verifySession', { params: { id } })).body.ok).toBe(true);
   }
   await asAttacker(sys, async (c) => {
     await c.query(`UPDATE timeline_events SET content = '{"i": 99}' WHERE session_id = $1 AND seq = 4`, [ids[0]]);
@@ -148,7 +150,7 @@ test('verify names the first tampered seq and why (superuser disables the trigge
     await c.query('UPDATE timeline_events SET prev_hash = $2, hash = $3 WHERE session_id = $1 AND seq = 3', [ids[1], forged.prev_hash, computeEventHash(forged)]);
     await c.query('DELETE FROM timeline_events WHERE session_id = $1 AND seq = 5', [ids[2]]);
   });
-  const v = await Promise.all(ids.map((id) => call(sys.baseUrl, 'GET', `/v1/sessions/${id}/verify`)));
+  const v = await Promise.all(ids.map((id) => sys.tk.call('verifySession', { params: { id } })));
   expect(v[0].body).toMatchObject({ ok: false, first_bad_seq: 4, reason: 'content_changed', checked: 4, head_seq: 3 });
   expect(v[1].body).toMatchObject({ ok: false, first_bad_seq: 3, reason: 'link_broken' });
   expect(v[2].body).toMatchObject({ ok: false, first_bad_seq: 6, reason: 'gap' });
@@ -160,12 +162,12 @@ test('verify catches a truncated or re-hashed tail against the head the workflow
   const archived = uniqueSessionId('anchor_archived');
   for (const id of [open, archived]) {
     await createSession(sys, id);
-    for (let i = 0; i < 5; i++) await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { i } });
+    for (let i = 0; i < 5; i++) await sys.tk.append(id, { type: 'USER_INPUT', content: { i } });
   }
-  await call(sys.baseUrl, 'POST', `/v1/sessions/${archived}/end`, { reason: 'done' });
+  await sys.tk.end(archived, { reason: 'done' });
   await sys.client.workflow.getHandle(`session/${archived}`).result();
   for (const id of [open, archived]) {
-    const v = await call(sys.baseUrl, 'GET', `/v1/sessions/${id}/verify`);
+    const v = await sys.tk.call('verifySession', { params: { id } });
     expect(v.body).toMatchObject({ ok: true, anchor: { source: 'workflow', ok: true } });
   }
 
@@ -178,8 +180,8 @@ test('verify catches a truncated or re-hashed tail against the head the workflow
     await c.query('UPDATE timeline_events SET content = $2, hash = $3 WHERE session_id = $1 AND seq = 7', [archived, forged.content, computeEventHash(forged)]);
   });
   expect((await new SessionStore(sys.pool).verify(open)).ok).toBe(true); // the chain alone cannot tell
-  const vOpen = await call(sys.baseUrl, 'GET', `/v1/sessions/${open}/verify`);
+  const vOpen = await sys.tk.call('verifySession', { params: { id: open } });
   expect(vOpen.body).toMatchObject({ ok: false, reason: 'anchor_mismatch', first_bad_seq: 5, anchor: { seq: 6, ok: false } });
-  const vArchived = await call(sys.baseUrl, 'GET', `/v1/sessions/${archived}/verify`);
+  const vArchived = await sys.tk.call('verifySession', { params: { id: archived } });
   expect(vArchived.body).toMatchObject({ ok: false, reason: 'anchor_mismatch', first_bad_seq: 7, anchor: { seq: 7, ok: false } });
 });

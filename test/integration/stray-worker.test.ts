@@ -10,7 +10,7 @@ import { deriveAppUrl } from '../../lib/config';
 import { createPool, quoteIdent, withDatabase } from '../../lib/db';
 import { migrate } from '../../lib/migrate';
 import { createTimekeeperWorker } from '../../worker/worker';
-import { call, startTestSystem, testEnv, TestSystem, uniqueSessionId } from '../support/system';
+import { refusal, startTestSystem, testEnv, TestSystem, uniqueSessionId } from '../support/system';
 
 let sys: TestSystem;
 let otherPool: Pool;
@@ -55,7 +55,7 @@ test('a stray worker refuses to write; once the right worker runs, the session i
   strayRun = stray.run();
 
   const id = uniqueSessionId('stray');
-  const refused = await call(sys.baseUrl, 'POST', '/v1/sessions', { session_id: id });
+  const refused = await refusal(sys.tk.createSession({ session_id: id }));
   expect(refused.status).toBe(503);
   const inOther = await otherPool.query('SELECT count(*)::int AS n FROM timeline_sessions WHERE session_id = $1', [id]);
   expect(inOther.rows[0].n).toBe(0);
@@ -63,9 +63,9 @@ test('a stray worker refuses to write; once the right worker runs, the session i
   stray.shutdown();
   await strayRun;
   await sys.startWorker();
-  const created = await call(sys.baseUrl, 'POST', '/v1/sessions', { session_id: id });
+  const created = await sys.tk.call('createSession', { body: { session_id: id } });
   expect(created.status).toBe(201);
-  const appended = await call(sys.baseUrl, 'POST', `/v1/sessions/${id}/events`, { type: 'USER_INPUT', content: { input: 'right place' } });
+  const appended = await sys.tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { input: 'right place' } } });
   expect(appended.status).toBe(201);
   const inRight = await sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = $1', [id]);
   expect(inRight.rows[0].n).toBe(2);

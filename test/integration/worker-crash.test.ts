@@ -6,7 +6,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { SessionStore } from '../../lib/store/sessions';
-import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { TimekeeperApiError, TimekeeperContractError, type TimekeeperClient } from '../../api/client';
+import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -27,15 +28,16 @@ function spawnWorker(taskQueue: string): Promise<ChildProcess> {
 }
 
 /** What a well-behaved client does: retry a failed append with the same idempotency key. */
-async function appendWithRetry(base: string, id: string, n: number) {
-  const body = { type: n % 2 ? 'LLM_RESPONSE' : 'USER_INPUT', content: { n }, idempotency_key: `${id}-${n}` };
+async function appendWithRetry(tk: TimekeeperClient, id: string, n: number) {
+  const body = { type: n % 2 ? 'LLM_RESPONSE' : 'USER_INPUT', content: { n }, idempotency_key: `${id}-${n}` } as const;
   for (let attempt = 0; attempt < 60; attempt++) {
     try {
-      const r = await call(base, 'POST', `/v1/sessions/${id}/events`, body);
-      if (r.status === 200 || r.status === 201) return { attempts: attempt + 1, body: r.body };
-      if (r.status < 500) throw new Error(`append refused: ${r.status} ${JSON.stringify(r.body)}`);
+      const r = await tk.call('appendEvent', { params: { id }, body }); // 200 or 201
+      return { attempts: attempt + 1, body: r.body };
     } catch (err) {
-      if ((err as Error).message.startsWith('append refused')) throw err;
+      // A 5xx or a network failure is what a worker restart heals: retry. Anything else is real.
+      if (err instanceof TimekeeperApiError && err.status < 500) throw new Error(`append refused: ${err.status} ${JSON.stringify(err.problem)}`);
+      if (err instanceof TimekeeperContractError) throw err;
     }
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -60,14 +62,14 @@ test('SIGKILL of the worker mid-append loses and duplicates nothing acknowledged
   sys = await startTestSystem({ worker: false });
   workers.push(await spawnWorker(sys.config.taskQueue));
   const sessions = Array.from({ length: 4 }, () => uniqueSessionId('crash'));
-  for (const id of sessions) expect((await call(sys.baseUrl, 'POST', '/v1/sessions', { session_id: id })).status).toBe(201);
+  for (const id of sessions) expect((await sys.tk.call('createSession', { body: { session_id: id } })).status).toBe(201);
 
   const perSession = 25;
   const acknowledged: Record<string, { seq: number; event_id: string }[]> = {};
   const appenders = sessions.map(async (id) => {
     acknowledged[id] = [];
     for (let n = 0; n < perSession; n++) {
-      const { body } = await appendWithRetry(sys.baseUrl, id, n);
+      const { body } = await appendWithRetry(sys.tk, id, n);
       acknowledged[id].push({ seq: body.seq, event_id: body.event_id });
     }
   });

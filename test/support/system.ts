@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Pool } from 'pg';
 import { createApp } from '../../api/app';
+import { Problem, TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import { loadKeyStore } from '../../api/auth';
 import { Config, loadConfig } from '../../lib/config';
 import { createPool } from '../../lib/db';
@@ -40,6 +41,8 @@ export interface TestSystemOptions {
 
 export interface TestSystem {
   baseUrl: string;
+  /** The typed client for this system's API, checking every answer against the route contracts. */
+  tk: TimekeeperClient;
   config: Config;
   client: Client;
   /** Runtime pool: the SELECT/INSERT-only role, as the application uses. */
@@ -76,10 +79,16 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
 
+  const app = createApp({ client, pool, config, keys: loadKeyStore(opts.apiKeys) });
+  const server = http.createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
   const sys: TestSystem = {
-    baseUrl: '',
+    baseUrl,
+    tk: new TimekeeperClient({ baseUrl, validateResponses: true }),
     config,
     client,
     pool,
@@ -115,35 +124,49 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
     },
   };
   if (opts.worker !== false) await sys.startWorker();
-
-  const app = createApp({ client, pool, config, keys: loadKeyStore(opts.apiKeys) });
-  const server = http.createServer(app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  sys.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return sys;
 }
 
-/** fetch + JSON, returning status and parsed body. */
-export async function call(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(base + path, {
-    method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = text;
+/** A refusal as tests look at it: the status, the problem details and the headers. */
+export interface ProblemReply {
+  status: number;
+  body: Problem;
+  headers: Headers;
+  error: TimekeeperApiError;
+}
+
+const asReply = (e: TimekeeperApiError): ProblemReply => ({ status: e.status, body: e.problem, headers: e.headers, error: e });
+
+/** The refusal a call must end in; fails the test when the call succeeds or fails otherwise. */
+export async function refusal(call: Promise<unknown>): Promise<ProblemReply> {
+  let ok: unknown;
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    /* not JSON: leave as text so the test can see it */
+    ok = await call;
+  } catch (err) {
+    if (err instanceof TimekeeperApiError) return asReply(err);
+    throw err;
   }
-  return { status: res.status, body: parsed, headers: res.headers };
+  throw new Error(`expected a problem response, got ${JSON.stringify(ok).slice(0, 300)}`);
+}
+
+/** Success or refusal alike, for calls whose outcome is the point (races, retries). */
+export async function settle<T extends { status: number }>(call: Promise<T>): Promise<T | ProblemReply> {
+  try {
+    return await call;
+  } catch (err) {
+    if (err instanceof TimekeeperApiError) return asReply(err);
+    throw err;
+  }
+}
+
+/** Whether a settled call was refused (and so carries problem details). */
+export function isRefusal<T extends { status: number }>(r: T | ProblemReply): r is ProblemReply {
+  return 'error' in r && r.error instanceof TimekeeperApiError;
+}
+
+/** The successful calls among settled ones. */
+export function successes<T extends { status: number }>(rs: (T | ProblemReply)[]): T[] {
+  return rs.filter((r): r is T => !isRefusal(r));
 }
 
 let sessionCounter = 0;

@@ -3,6 +3,7 @@
  * in errors[0].field, and writes nothing: no row in timeline_sessions or timeline_events,
  * no session workflow. Nothing a client sends may produce a 500.
  */
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { RawOptions, RawResponse, TimekeeperClient } from '../../api/client';
 import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
@@ -54,7 +55,7 @@ async function noSessionRow(id: string) {
 }
 
 async function noWorkflow(id: string) {
-  await expect(sys.client.workflow.getHandle(`session/${id}`).describe()).rejects.toThrow(/not found/i);
+  await expect(sys.client.workflow.getHandle(`session/${id}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 }
 
 const enc = encodeURIComponent;

@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Pool } from 'pg';
 import { createApp } from '../../api/app';
@@ -74,10 +74,10 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
   };
   const pool = createPool(env.appUrl);
   const ownerPool = createPool(env.ownerUrl, { max: 4 });
-  const connection = await Connection.connect({ address: env.temporalAddress });
-  await ensureSearchAttributes(connection, config.temporalNamespace);
-  const client = new Client({ connection, namespace: config.temporalNamespace });
+  // One native connection for the API's client and the worker, as bin/run.ts has it.
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
+  await ensureSearchAttributes(nativeConnection, config.temporalNamespace);
+  const client = new Client({ connection: nativeConnection, namespace: config.temporalNamespace });
 
   const app = createApp({ client, pool, config, keys: loadKeyStore(opts.apiKeys) });
   const server = http.createServer(app);
@@ -99,6 +99,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         namespace: config.temporalNamespace,
         taskQueue,
         pool,
+        sessions: config,
         workflowBundle: { codePath: env.workflowBundle },
       });
       running = worker.run();
@@ -117,7 +118,6 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         server.close(() => r());
         server.closeAllConnections();
       });
-      await connection.close();
       await nativeConnection.close();
       await pool.end();
       await ownerPool.end();

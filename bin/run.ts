@@ -74,7 +74,14 @@ export async function run(opts: RunOptions): Promise<void> {
     const client = new Client({ connection, namespace: config.temporalNamespace });
 
     if (opts.worker) {
-      const worker = await createTimekeeperWorker({ connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, pool, sessions: config });
+      const worker = await createTimekeeperWorker({
+        connection,
+        namespace: config.temporalNamespace,
+        taskQueue: config.taskQueue,
+        pool,
+        sessions: config,
+        wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
+      });
       const running = worker.run();
       running.catch((e: Error) => {
         console.error('[worker] stopped with an error:', e);

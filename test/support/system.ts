@@ -91,6 +91,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         taskQueue,
         pool,
         workflowBundle: { codePath: env.workflowBundle },
+        wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
       });
       running = worker.run();
       sys.worker = worker;

@@ -103,5 +103,7 @@ function intentDeps({ client, pool, config, keys }: AppDeps) {
     client,
     databaseUrl: config.appDatabaseUrl,
     readOnly: config.readOnly,
+    stateMdPath: config.stateMdPath,
+    artifactsDir: config.artifactsDir,
   };
 }

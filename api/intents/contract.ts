@@ -254,6 +254,42 @@ export const omlHealth = defineRoute({
   errors: [],
 });
 
+// ---- workspace (read-only files) --------------------------------------------------------------
+
+export const workspaceState = defineRoute({
+  method: 'get',
+  path: '/api/state',
+  tag: 'intents',
+  summary: 'The Markdown file at STATE_MD_PATH: raw and rendered (sanitised) HTML',
+  scopes: Operation.ReadIntents,
+  responses: { 200: z.object({ path: z.string(), exists: z.boolean(), raw: z.string(), html: z.string(), modified: z.string().nullable() }) },
+  errors: [401, 403, 413],
+});
+
+const ArtifactFile = z.object({ name: z.string(), size: z.number().int(), modified: z.string(), markdown: z.boolean() });
+
+export const listArtifacts = defineRoute({
+  method: 'get',
+  path: '/api/artifacts',
+  tag: 'intents',
+  summary: 'Files directly under ARTIFACTS_DIR (links that leave it are not listed)',
+  scopes: Operation.ReadIntents,
+  responses: { 200: z.object({ files: z.array(ArtifactFile) }) },
+  errors: [401, 403],
+});
+
+export const getArtifact = defineRoute({
+  method: 'get',
+  path: '/api/artifacts/:filename',
+  tag: 'intents',
+  summary: 'One artifact: Markdown as raw text and sanitised HTML, any other file as a download',
+  description: 'The name is one path segment inside ARTIFACTS_DIR; a name that would leave the folder (.., encoded separators, symbolic links) answers 400 or 404.',
+  scopes: Operation.ReadIntents,
+  params: z.object({ filename: z.string() }),
+  responses: { 200: ArtifactFile.extend({ raw: z.string(), html: z.string() }) },
+  errors: [400, 401, 403, 404, 413],
+});
+
 export const intentRoutes = {
   createIntent,
   createIntentLog,
@@ -264,4 +300,7 @@ export const intentRoutes = {
   verifyIntent,
   intentStats,
   omlHealth,
+  workspaceState,
+  listArtifacts,
+  getArtifact,
 } as const;

@@ -15,4 +15,7 @@ export interface IntentDeps {
   /** Shown by /api/health without its password. */
   databaseUrl: string;
   readOnly: boolean;
+  /** STATE_MD_PATH and ARTIFACTS_DIR. */
+  stateMdPath: string;
+  artifactsDir: string;
 }

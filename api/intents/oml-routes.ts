@@ -5,10 +5,24 @@ import type { JsonObject, StoredTransition } from '../../lib/domain/intents';
 import { intentErrors } from '../../lib/domain/intents';
 import { LIMITS } from '../../lib/domain/limits';
 import type { IntentRow } from '../../lib/store/intents';
+import { isMarkdown, listArtifacts as listArtifactFiles, readState, readText, renderMarkdown, resolveArtifact } from '../../lib/workspace';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
 import type { IntentDeps } from './deps';
-import { createIntent, createIntentLog, getIntent, intentStats, listIntents, omlHealth, pendingIntents, transitionIntent, verifyIntent } from './contract';
+import {
+  createIntent,
+  createIntentLog,
+  getArtifact,
+  getIntent,
+  intentStats,
+  listArtifacts,
+  listIntents,
+  omlHealth,
+  pendingIntents,
+  transitionIntent,
+  verifyIntent,
+  workspaceState,
+} from './contract';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -60,7 +74,7 @@ export function describeTransition(t: StoredTransition) {
 const rawData = (req: Request, validated: unknown): JsonObject | undefined =>
   validated === undefined ? undefined : (req.body as { data: JsonObject }).data;
 
-export function omlRouter({ intents, store, keys, pool, client, databaseUrl, readOnly }: IntentDeps): Router {
+export function omlRouter({ intents, store, keys, pool, client, databaseUrl, readOnly, stateMdPath, artifactsDir }: IntentDeps): Router {
   const r = Router();
 
   async function mustExist(eventId: string): Promise<IntentRow> {
@@ -142,6 +156,30 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
     const row = await mustExist(idOf(req));
     const v = await store.verify(row.event_id);
     res.json({ event_id: row.event_id, ...v, ok: v.ok && v.header_ok });
+  });
+
+  route(r, keys, workspaceState, async (_req, res) => {
+    res.json({ path: stateMdPath, ...(await readState(stateMdPath)) });
+  });
+
+  route(r, keys, listArtifacts, async (_req, res) => {
+    res.json({ files: await listArtifactFiles(artifactsDir) });
+  });
+
+  route(r, keys, getArtifact, async (req, res) => {
+    const name = req.params.filename as string;
+    const file = await resolveArtifact(artifactsDir, name);
+    if (isMarkdown(name)) {
+      const t = await readText(file, 'filename');
+      res.json({ name, size: t.size, modified: t.modified, markdown: true, raw: t.raw, html: renderMarkdown(t.raw) });
+      return;
+    }
+    // Never rendered by the browser: a downloaded HTML or SVG artifact cannot run script in this origin.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
+    res.attachment(name);
+    res.type('application/octet-stream');
+    res.sendFile(file, { dotfiles: 'allow' });
   });
 
   return r;

@@ -1,8 +1,10 @@
 /** The intent rules without any server: the state machine, field rules, blocked data, the hash mapping and the context words. */
 import { intentRoutes } from '../../api/intents/contract';
+import { intentTools } from '../../api/intents/tools';
 import { formatLine } from '../../api/sessions/context';
 import { ErrorCode } from '../../lib/domain/errors';
 import {
+  INTENT_ID_RE,
   INTENT_STATUSES,
   NEXT_STATES,
   blockedInfo,
@@ -119,5 +121,20 @@ describe('INTENT_TRANSITION in sessions', () => {
       'Intent EMAIL-1 (send): blocked → requested: retry_after reached (by Timekeeper)',
     );
     expect(formatLine({ ...e, content: { event_id: 'EMAIL-1', action: 'send', from: 'requested', to: 'done', note: null, actor: 'agent' } }, 'zh')).toBe('意图 EMAIL-1 (send): requested → done');
+  });
+});
+
+describe('tool definitions', () => {
+  test('the four OML tools, with JSON Schemas generated from the contracts', () => {
+    const tools = intentTools();
+    expect(tools.map((t) => t.name)).toEqual(['log_event_requested', 'log_event_done', 'log_event_blocked', 'pending_intents']);
+    const req = tools[0].parameters as { properties: Record<string, { pattern?: string; maxItems?: number }>; required: string[] };
+    expect(req.required).toEqual(expect.arrayContaining(['event_id', 'domain', 'action']));
+    expect(req.properties.status).toBeUndefined();
+    expect(req.properties.event_id.pattern).toBe(INTENT_ID_RE.source);
+    expect(req.properties.tags.maxItems).toBe(32);
+    const blocked = tools[2].parameters as { properties: { error_data: { required: string[] } } };
+    expect(blocked.properties.error_data.required).toEqual(['error', 'next_step']);
+    expect(tools[1].route).toEqual({ method: 'PATCH', path: '/api/events/:eventId/status' });
   });
 });

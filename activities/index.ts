@@ -1,6 +1,7 @@
 /** Every activity the worker registers, by capability. */
 import type { Pool } from 'pg';
 import type { SessionWriter } from '../lib/domain/sessions';
+import { createIntentActivities } from './intents';
 import { createSessionActivities } from './sessions';
 
 export interface ActivityDeps {
@@ -8,8 +9,10 @@ export interface ActivityDeps {
   pool: Pool;
   /** For activities of other capabilities that append to session timelines (through the session workflow). */
   sessions: SessionWriter;
+  /** OpenClaw's wake hook for intents re-opened by retry_after (INTENT_WAKE_URL, INTENT_WAKE_TOKEN). */
+  wake?: { url?: string; token?: string };
 }
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createSessionActivities(deps.pool) };
+  return { ...createSessionActivities(deps.pool), ...createIntentActivities(deps) };
 }

@@ -57,13 +57,14 @@ function isConflict(err: { code?: string; constraint?: string }): boolean {
 /** Other SQLSTATE classes no retry can fix: data exceptions, constraint violations, access and schema errors. */
 const PERMANENT_SQLSTATE = /^(22|23|42)/;
 
-function failureFromDatabase(err: unknown): ApplicationFailure | undefined {
+/** A database error as the failure the workflow should see (shared by every writer activity); undefined: retry it. */
+export function failureFromDatabase(err: unknown, what = 'timeline'): ApplicationFailure | undefined {
   const e = err as { code?: string; constraint?: string };
   const code = e.code;
   if (!code) return undefined;
   const msg = `${(err as Error).message} (SQLSTATE ${code})`;
   if (isConflict(e)) {
-    return new DomainError(ErrorCode.ConcurrencyConflict, `another writer changed this timeline at the same time; nothing was stored: ${msg}`).toFailure();
+    return new DomainError(ErrorCode.ConcurrencyConflict, `another writer changed this ${what} at the same time; nothing was stored: ${msg}`).toFailure();
   }
   if (PERMANENT_SQLSTATE.test(code)) return new DomainError(ErrorCode.WriteFailed, `nothing was stored: the database refused the write: ${msg}`).toFailure();
   return undefined;

@@ -2,15 +2,18 @@
 import express, { Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
+import { IntentClient } from '../clients/intents';
 import { SessionClient } from '../clients/sessions';
 import type { Config } from '../lib/config';
-import { DomainError } from '../lib/domain/errors';
+import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { bodyLimitBytes } from '../lib/domain/limits';
+import { IntentStore } from '../lib/store/intents';
 import { SessionStore } from '../lib/store/sessions';
+import { omlRouter } from './intents/oml-routes';
 import type { KeyStore } from './auth';
 import { verifyFormBody } from './http';
 import { openApiDocument } from './openapi';
-import { errorHandler } from './problem';
+import { errorHandler, surface } from './problem';
 import { route } from './router';
 import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
@@ -31,6 +34,15 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   const limit = bodyLimitBytes(config.maxContentBytes);
   app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit, extended: false, verify: verifyFormBody }));
+
+  app.use('/api', surface('oml'));
+  // DB_READ_ONLY: every write is refused before it reaches a router; reads work.
+  if (config.readOnly) {
+    app.use((req, _res, next) => {
+      if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return next();
+      next(DomainError.field(ErrorCode.ReadOnly, 'method', 'writes are disabled').withMessage(`this Timekeeper is read-only (DB_READ_ONLY=true): ${req.method} ${req.path} is refused`));
+    });
+  }
 
   route(app, keys, health, (_req, res) => {
     res.json({ status: 'ok' });
@@ -60,7 +72,30 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   };
   app.use(seedRouter(deps));
   app.use(v1Router(deps));
+  app.use(omlRouter(intentDeps({ client, pool, config, keys })));
   app.use((req, _res, next) => next(DomainError.field('not_found', 'path', 'unknown route').withMessage(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler);
   return app;
+}
+
+function intentDeps({ client, pool, config, keys }: AppDeps) {
+  return {
+    intents: new IntentClient({
+      client,
+      pool,
+      taskQueue: config.taskQueue,
+      writeTimeoutMs: config.writeTimeoutMs,
+      defaultTtlS: config.intentDefaultTtlS,
+      domainTtls: config.intentDomainTtls,
+      retentionS: config.intentRetentionS,
+    }),
+    store: new IntentStore(pool),
+    keys,
+    pool,
+    client,
+    databaseUrl: config.appDatabaseUrl,
+    readOnly: config.readOnly,
+    stateMdPath: config.stateMdPath,
+    artifactsDir: config.artifactsDir,
+  };
 }

@@ -15,7 +15,7 @@ const STATUS_TEXT: Record<number, string> = {
   201: 'Created',
   400: 'Invalid request',
   401: 'No or unknown API key',
-  403: 'The key lacks the scope',
+  403: 'The key lacks the scope, or the API is read-only',
   404: 'Not found',
   409: 'Conflict',
   412: 'Precondition failed (expected_seq)',
@@ -106,6 +106,7 @@ export function openApiDocument(): Record<string, unknown> {
     tags: [
       { name: 'seed', description: "The seed design's timeline endpoints, unchanged" },
       { name: 'sessions', description: 'Session timelines (/v1)' },
+      { name: 'intents', description: 'Durable agent intents, compatible with the OML Event Log API (/api/*)' },
       { name: 'system', description: 'Health and this document' },
     ],
     paths,

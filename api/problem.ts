@@ -9,8 +9,12 @@ import { ZodError } from 'zod';
 import { isConnectionError } from '../lib/db';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 
-/** The seed-compatible routes answer a few refusals with 400, as the seed's own code did; /v1 uses the proper status. */
-export type Surface = 'seed' | 'v1';
+/**
+ * The seed-compatible routes answer a few refusals with 400, as the seed's own code did; /v1
+ * uses the proper status. The OML-compatible intent routes (/api/*) use the /v1 statuses and
+ * add OML's `error` member (the message) to the body.
+ */
+export type Surface = 'seed' | 'v1' | 'oml';
 
 const TITLES: Record<ErrorCode, string> = {
   validation_error: 'Invalid request',
@@ -21,6 +25,10 @@ const TITLES: Record<ErrorCode, string> = {
   event_id_conflict: 'Event id conflict',
   concurrency_conflict: 'Concurrent write',
   wrong_expected_seq: 'Wrong expected sequence number',
+  invalid_transition: 'Invalid status transition',
+  intent_exists: 'Intent already exists',
+  duplicate_intent: 'Duplicate intent',
+  read_only: 'Read-only mode',
   payload_too_large: 'Payload too large',
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',
@@ -39,6 +47,10 @@ const V1_STATUS: Record<ErrorCode, number> = {
   event_id_conflict: 409,
   concurrency_conflict: 409,
   wrong_expected_seq: 412,
+  invalid_transition: 409,
+  intent_exists: 409,
+  duplicate_intent: 409,
+  read_only: 403,
   payload_too_large: 413,
   unauthorized: 401,
   forbidden: 403,
@@ -66,10 +78,11 @@ export const surface =
     next();
   };
 
-export function problemBody(err: DomainError, status: number, instance?: string) {
+export function problemBody(err: DomainError, status: number, instance?: string, surface: Surface = 'v1') {
   return {
     // Code-specific members first, so none can overwrite the standard ones.
     ...(err.extra ?? {}),
+    ...(surface === 'oml' ? { error: err.message } : {}),
     type: `https://timekeeper.dev/problems/${err.code}`,
     title: TITLES[err.code],
     status,
@@ -82,8 +95,9 @@ export function problemBody(err: DomainError, status: number, instance?: string)
 }
 
 export function sendProblem(req: Request, res: Response, err: DomainError): void {
-  const status = httpStatus(err.code, (res.locals.surface as Surface | undefined) ?? 'v1');
-  res.status(status).type('application/problem+json').json(problemBody(err, status, req.originalUrl));
+  const s = (res.locals.surface as Surface | undefined) ?? 'v1';
+  const status = httpStatus(err.code, s);
+  res.status(status).type('application/problem+json').json(problemBody(err, status, req.originalUrl, s));
 }
 
 export function fromZod(err: ZodError, prefix = ''): DomainError {

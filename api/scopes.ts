@@ -9,6 +9,10 @@ export const Operation = {
   Append: [Scope.Gateway, Scope.Agent],
   Read: [Scope.Agent, Scope.Auditor],
   Verify: [Scope.Auditor],
+  /** Create and transition intents (the OML routes): the agent's own operational memory. */
+  WriteIntent: [Scope.Agent, Scope.Gateway],
+  /** Read intents, pending, stats and verify: agents recover from them, auditors check them. */
+  ReadIntents: [Scope.Agent, Scope.Auditor],
   Public: [],
 } as const satisfies Record<string, readonly Scope[]>;
 export type Operation = (typeof Operation)[keyof typeof Operation];

@@ -74,7 +74,14 @@ export async function run(opts: RunOptions): Promise<void> {
     const client = new Client({ connection, namespace: config.temporalNamespace });
 
     if (opts.worker) {
-      const worker = await createTimekeeperWorker({ connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, pool, sessions: config });
+      const worker = await createTimekeeperWorker({
+        connection,
+        namespace: config.temporalNamespace,
+        taskQueue: config.taskQueue,
+        pool,
+        sessions: config,
+        wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
+      });
       const running = worker.run();
       running.catch((e: Error) => {
         console.error('[worker] stopped with an error:', e);
@@ -108,6 +115,24 @@ export async function run(opts: RunOptions): Promise<void> {
           }),
       );
       log(`[api] Timekeeper API:  http://${config.host}:${config.port}  (${keys.open ? 'open: no API keys configured' : 'API keys required'})`);
+      if (config.omlPort > 0) {
+        // The same routes on OML's port (3847 by default there), so an agent set up for OML needs no change.
+        const oml = http.createServer(app);
+        oml.keepAliveTimeout = LIMITS.httpKeepAliveMs;
+        oml.headersTimeout = LIMITS.httpHeadersTimeoutMs;
+        await new Promise<void>((resolve, reject) => {
+          oml.once('error', reject);
+          oml.listen(config.omlPort, config.host, resolve);
+        });
+        cleanups.push(
+          () =>
+            new Promise<void>((resolve) => {
+              oml.close(() => resolve());
+              oml.closeIdleConnections();
+            }),
+        );
+        log(`[api] OML-compatible:  http://${config.host}:${config.omlPort}/api/events`);
+      }
     }
     if (temporal.uiUrl && opts.embedded) log(`[temporal] Temporal UI:    ${temporal.uiUrl}`);
     log(`[postgres] events in:       ${redact(pg.ownerUrl)}${pg.embedded ? ' (embedded)' : ''}`);

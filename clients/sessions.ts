@@ -10,16 +10,7 @@
  * the API's business (api/problem.ts).
  */
 import { randomUUID } from 'node:crypto';
-import {
-  Client,
-  ServiceError,
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-  isGrpcServiceError,
-} from '@temporalio/client';
+import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
@@ -49,6 +40,7 @@ import { AgentIdKey, ChannelKey, SessionIdKey } from '../lib/search-attributes';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { SessionStore, TimelineRow, timelineHead } from '../lib/store/sessions';
 import { sessionWorkflow } from '../workflows/sessions/workflow';
+import { domainErrorOf, isAlreadyStarted, isDeadline, workflowGone } from './failures';
 import { CarriedState, EndRequest, SessionState, appendUpdate, createdUpdate, endUpdate, stateQuery } from '../workflows/sessions/messages';
 
 export interface SessionClientOptions {
@@ -263,34 +255,6 @@ export class SessionClient implements SessionWriter {
     if (err instanceof WorkflowNotFoundError) return sessionErrors.archived(sessionId);
     return new DomainError(ErrorCode.Unavailable, `the timeline service could not complete the request: ${(err as Error).message}`);
   }
-}
-
-/** The workflow's own refusal (an ApplicationFailure raised from a DomainError), if that is what failed. */
-function domainErrorOf(err: unknown): DomainError | undefined {
-  return err instanceof WorkflowUpdateFailedError ? DomainError.fromFailure(err.cause) : undefined;
-}
-
-/**
- * The workflow is not there to take the update: not found, completed, or closing (the
- * server fails an update the workflow did not finish before completing; that failure is
- * not one of ours).
- */
-function workflowGone(err: unknown): boolean {
-  if (err instanceof WorkflowNotFoundError) return true;
-  return err instanceof WorkflowUpdateFailedError && DomainError.fromFailure(err.cause) === undefined;
-}
-
-function isAlreadyStarted(err: unknown): boolean {
-  return err instanceof WorkflowExecutionAlreadyStartedError || (err as { cause?: unknown })?.cause instanceof WorkflowExecutionAlreadyStartedError;
-}
-
-/** gRPC DEADLINE_EXCEEDED (status 4) anywhere in the error's cause chain. */
-function isDeadline(err: unknown): boolean {
-  for (let e: unknown = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) {
-    if (isGrpcServiceError(e) && e.code === 4) return true;
-    if (e instanceof ServiceError && (e.cause as { code?: unknown } | undefined)?.code === 4) return true;
-  }
-  return false;
 }
 
 function searchAttributes(s: SessionSettings): TypedSearchAttributes {

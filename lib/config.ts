@@ -7,6 +7,7 @@
  * (Child processes are still handed PATH and TZ as the OS gives them: that is process
  * plumbing, not configuration.)
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -53,6 +54,29 @@ const EnvSchema = z.object({
   [TUNABLE.maxContentBytes.env]: tunable(TUNABLE.maxContentBytes),
   [TUNABLE.updatesPerRun.env]: tunable(TUNABLE.updatesPerRun),
   [TUNABLE.writeTimeoutMs.env]: tunable(TUNABLE.writeTimeoutMs),
+  [TUNABLE.intentDefaultTtlS.env]: tunable(TUNABLE.intentDefaultTtlS),
+  [TUNABLE.intentRetentionS.env]: tunable(TUNABLE.intentRetentionS),
+  INTENT_DOMAIN_TTLS: optional.transform((raw, ctx) => {
+    const out: Record<string, number> = {};
+    if (raw === undefined) return out;
+    for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+      const m = /^([A-Za-z0-9][A-Za-z0-9._:-]*)=(\d+)$/.exec(entry);
+      const n = m ? Number(m[2]) : NaN;
+      if (!m || n < 1 || n > TUNABLE.intentDefaultTtlS.max) {
+        ctx.addIssue({ code: 'custom', message: `INTENT_DOMAIN_TTLS must look like "ops=3600,reporting=7200" (seconds, 1 to ${TUNABLE.intentDefaultTtlS.max}), got "${entry}"` });
+        return z.NEVER;
+      }
+      out[m[1]] = n;
+    }
+    return out;
+  }),
+  INTENT_WAKE_URL: optional.pipe(z.url({ error: 'INTENT_WAKE_URL must be an http(s) URL', protocol: /^https?$/ }).optional()),
+  INTENT_WAKE_TOKEN: optional,
+  DB_READ_ONLY: optional.pipe(z.enum(['true', 'false', '1', '0'], { error: 'DB_READ_ONLY must be true or false' }).optional()),
+  WORKSPACE_PATH: optional,
+  STATE_MD_PATH: optional,
+  ARTIFACTS_DIR: optional,
+  OML_PORT: intVar('OML_PORT', 0, 0, 65535),
 });
 
 export interface Config {
@@ -86,6 +110,26 @@ export interface Config {
   updatesPerRun: number;
   /** See TUNABLE.writeTimeoutMs. */
   writeTimeoutMs: number;
+  /** See TUNABLE.intentDefaultTtlS. */
+  intentDefaultTtlS: number;
+  /** Time-to-live by intent domain (INTENT_DOMAIN_TTLS "domain=seconds,..."), before the global default. */
+  intentDomainTtls: Record<string, number>;
+  /** See TUNABLE.intentRetentionS. */
+  intentRetentionS: number;
+  /** OpenClaw's POST /hooks/wake (or anything taking {"text","mode":"now"}); undefined: no wake calls. */
+  intentWakeUrl: string | undefined;
+  /** Sent as `Authorization: Bearer <token>` with every wake; never written to workflow histories. */
+  intentWakeToken: string | undefined;
+  /** DB_READ_ONLY=true: the API refuses every write (POST, PATCH, ...) with 403 read_only; reads work. */
+  readOnly: boolean;
+  /** OML's workspace: ~/.openclaw/workspace when it exists, else ./data/workspace. */
+  workspacePath: string;
+  /** GET /api/state serves this Markdown file. Default $WORKSPACE_PATH/STATE.md */
+  stateMdPath: string;
+  /** GET /api/artifacts serves files under this folder only. Default $WORKSPACE_PATH/ARTIFACTS */
+  artifactsDir: string;
+  /** A second port for the OML-compatible routes (OML's default is 3847); 0: off. */
+  omlPort: number;
   /** Inline API keys ("key:scope[|scope],..."), or undefined. */
   apiKeys: string | undefined;
   /** Path of a JSON API keys file, or undefined. */
@@ -106,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!r.success) throw new Error(r.error.issues.map((i) => (i.code === 'custom' ? i.message : `${i.path.join('.')}: ${i.message}`)).join('; '));
   const e = r.data;
   const databaseUrl = e.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const workspacePath = path.resolve(e.WORKSPACE_PATH ?? defaultWorkspace());
   return {
     port: e.PORT,
     host: e.HOST ?? '127.0.0.1',
@@ -122,9 +167,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxContentBytes: e[TUNABLE.maxContentBytes.env],
     updatesPerRun: e[TUNABLE.updatesPerRun.env],
     writeTimeoutMs: e[TUNABLE.writeTimeoutMs.env],
+    intentDefaultTtlS: e[TUNABLE.intentDefaultTtlS.env],
+    intentDomainTtls: e.INTENT_DOMAIN_TTLS,
+    intentRetentionS: e[TUNABLE.intentRetentionS.env],
+    intentWakeUrl: e.INTENT_WAKE_URL,
+    intentWakeToken: e.INTENT_WAKE_TOKEN,
+    readOnly: e.DB_READ_ONLY === 'true' || e.DB_READ_ONLY === '1',
+    workspacePath,
+    stateMdPath: path.resolve(e.STATE_MD_PATH ?? path.join(workspacePath, 'STATE.md')),
+    artifactsDir: path.resolve(e.ARTIFACTS_DIR ?? path.join(workspacePath, 'ARTIFACTS')),
+    omlPort: e.OML_PORT,
     apiKeys: e.TIMEKEEPER_API_KEYS,
     apiKeysFile: e.TIMEKEEPER_API_KEYS_FILE,
   };
+}
+
+/** As OML: the OpenClaw workspace when there is one, else a local folder. */
+function defaultWorkspace(): string {
+  const openclaw = path.join(os.homedir(), '.openclaw', 'workspace');
+  return fs.existsSync(openclaw) ? openclaw : path.join('data', 'workspace');
 }
 
 /** Where the tools are: an explicit Temporal CLI binary, and the cache folder a build goes into. */

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalize, CanonicalJsonError } from './domain/canonical-json';
 import type { ChainEvent } from './domain/sessions';
+import { intentChainId, type StoredTransition } from './domain/intents';
 
 export type { ChainEvent };
 
@@ -35,6 +36,27 @@ export function hashInput(e: UnhashedEvent): string {
 export function computeEventHash(e: UnhashedEvent): string {
   return createHash('sha256').update(hashInput(e), 'utf8').digest('hex');
 }
+
+/**
+ * An intent transition as a chain event (docs/hash-chain.md §9): the same seven members and
+ * the same rule, with the chain id `intent:<event_id>` in `session_id`, the transition's own
+ * UUID in `event_id`, and the type INTENT_CREATE for seq 1, INTENT_TRANSITION after it. So
+ * an intent chain verifies with the very ChainVerifier that checks timelines.
+ */
+export function transitionChainEvent(t: Omit<StoredTransition, 'hash'> & { hash?: string }): UnhashedEvent & { hash: string } {
+  return {
+    session_id: intentChainId(t.event_id),
+    seq: t.seq,
+    event_id: t.transition_id,
+    event_type: t.seq === 1 ? 'INTENT_CREATE' : 'INTENT_TRANSITION',
+    ts: t.ts,
+    content: t.content as unknown as ChainEvent['content'],
+    prev_hash: t.prev_hash,
+    hash: t.hash ?? '',
+  };
+}
+
+export const computeTransitionHash = (t: Omit<StoredTransition, 'hash'>): string => computeEventHash(transitionChainEvent(t));
 
 export const ChainBreakReason = {
   ContentChanged: 'content_changed',

@@ -17,6 +17,8 @@ export interface TimekeeperWorkerOptions {
    * (see lib/config.ts). Default: the TUNABLE defaults.
    */
   sessions?: { maxContentBytes: number; updatesPerRun: number; writeTimeoutMs: number };
+  /** OpenClaw's wake hook for intents re-opened by retry_after (INTENT_WAKE_URL, INTENT_WAKE_TOKEN); none: no wake calls. */
+  wake?: { url?: string; token?: string };
   /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -34,7 +36,7 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities({ pool: opts.pool, sessions }),
+    activities: createActivities({ pool: opts.pool, sessions, wake: opts.wake }),
     maxCachedWorkflows: LIMITS.workerMaxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: LIMITS.workerMaxConcurrentWorkflowTasks,
     maxConcurrentLocalActivityExecutions: LIMITS.workerMaxConcurrentLocalActivities,

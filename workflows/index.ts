@@ -1,2 +1,3 @@
 /** Workflow bundle entry point: every workflow the worker registers. */
 export { sessionWorkflow } from './sessions/workflow';
+export { intentWorkflow } from './intents/workflow';

@@ -8,11 +8,23 @@ import { canonicalize } from '../../lib/domain/canonical-json';
 
 export type Lang = 'en' | 'zh';
 
-const LABELS: Record<Lang, { user: string; agent: string; toolCall: string; params: string; toolResult: string; created: string; ended: string }> = {
-  en: { user: 'User: ', agent: 'Agent: ', toolCall: 'Tool call: ', params: ', params: ', toolResult: 'Tool result: ', created: 'Session created', ended: 'Session ended' },
+const LABELS: Record<Lang, { user: string; agent: string; toolCall: string; params: string; toolResult: string; created: string; ended: string; intent: string; newIntent: string; by: string }> = {
+  en: { user: 'User: ', agent: 'Agent: ', toolCall: 'Tool call: ', params: ', params: ', toolResult: 'Tool result: ', created: 'Session created', ended: 'Session ended', intent: 'Intent ', newIntent: 'new', by: 'by Timekeeper' },
   // The seed's own labels, for agents prompted in Chinese.
-  zh: { user: '用户：', agent: '智能体：', toolCall: '调用工具：', params: '，参数：', toolResult: '工具返回：', created: '会话创建', ended: '会话结束' },
+  zh: { user: '用户：', agent: '智能体：', toolCall: '调用工具：', params: '，参数：', toolResult: '工具返回：', created: '会话创建', ended: '会话结束', intent: '意图 ', newIntent: '新建', by: '由 Timekeeper 执行' },
 };
+
+/** "Intent EMAIL-1 (send-summary): requested → done: Email sent", with "(by Timekeeper)" for expiry and retries. */
+function intentLine(content: JsonValue, L: (typeof LABELS)[Lang]): string {
+  const from = field(content, 'from');
+  const note = field(content, 'note');
+  const system = field(content, 'actor') === 'system';
+  return (
+    `${L.intent}${field(content, 'event_id') ?? '?'} (${field(content, 'action') ?? '?'}): ${from && from !== 'null' ? from : L.newIntent} → ${field(content, 'to') ?? '?'}` +
+    (note && note !== 'null' ? `: ${note}` : '') +
+    (system ? ` (${L.by})` : '')
+  );
+}
 
 function field(content: JsonValue, ...names: string[]): string | undefined {
   if (content && typeof content === 'object' && !Array.isArray(content)) {
@@ -49,6 +61,8 @@ export function formatLine(e: StoredEvent, lang: Lang): string {
       return L.created;
     case 'SESSION_END':
       return L.ended + (field(e.content, 'reason') ? ` (${field(e.content, 'reason')})` : '');
+    case 'INTENT_TRANSITION':
+      return intentLine(e.content, L);
     default:
       return `${e.event_type}: ${canonicalize(e.content)}`;
   }

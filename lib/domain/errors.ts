@@ -25,6 +25,14 @@ export const ErrorCode = {
   ConcurrencyConflict: 'concurrency_conflict',
   /** `expected_seq` is not the chain head; nothing was written. */
   WrongExpectedSeq: 'wrong_expected_seq',
+  /** An intent cannot go from its current state to the one asked for (409 names both and the allowed next states). */
+  InvalidTransition: 'invalid_transition',
+  /** A client-chosen intent event_id is already taken. */
+  IntentExists: 'intent_exists',
+  /** An intent's dedupe_key already belongs to a done or still open intent. */
+  DuplicateIntent: 'duplicate_intent',
+  /** The API runs with DB_READ_ONLY=true: writes are refused, reads work. */
+  ReadOnly: 'read_only',
   TooLarge: 'payload_too_large',
   Unauthorized: 'unauthorized',
   Forbidden: 'forbidden',

@@ -38,6 +38,20 @@ export const TUNABLE = {
     max: 10 * 60_000,
     why: 'how long a create, append or end waits for the session workflow before answering 503 (retry with the same idempotency_key)',
   },
+  intentDefaultTtlS: {
+    env: 'INTENT_DEFAULT_TTL_S',
+    default: 24 * 3600,
+    min: 1,
+    max: 365 * 24 * 3600,
+    why: 'seconds an intent may stay requested or in-progress before its workflow blocks it as expired (no zombies); per domain: INTENT_DOMAIN_TTLS, per intent: ttl_s',
+  },
+  intentRetentionS: {
+    env: 'INTENT_RETENTION_S',
+    default: 7 * 24 * 3600,
+    min: 1,
+    max: 365 * 24 * 3600,
+    why: "seconds an intent's workflow stays open while the intent is blocked without an automatic retry; then it closes (a later PATCH starts it again), so open workflows do not grow without bound",
+  },
 } as const satisfies Record<string, Tunable>;
 
 export const LIMITS = {
@@ -73,6 +87,39 @@ export const LIMITS = {
   idleTimeoutMaxS: 30 * 24 * 3600,
   /** Body room beyond the largest content: JSON escaping can double it, plus the other fields. */
   bodyOverheadBytes: 64 * 1024,
+
+  /** OML suggests ids like OPS-20231027-001; 200 leaves room for task names and UUIDs. */
+  intentIdMaxChars: 200,
+  intentDomainMaxChars: 64,
+  intentActionMaxChars: 200,
+  /** Tags are filters, not documents. */
+  intentTagsMax: 32,
+  intentTagMaxChars: 64,
+  intentNoteMaxChars: 4_000,
+  /**
+   * An intent's data is what a recovering agent needs to redo the work, not the work itself
+   * (the OML article: put large payloads in ARTIFACTS and store the path); 64 KiB of canonical JSON.
+   */
+  intentDataMaxBytes: 64 * 1024,
+  /** A ttl_s longer than a year is almost surely a unit mistake (ms for s). */
+  intentTtlMaxS: 365 * 24 * 3600,
+  /** Transitions per intent workflow run before continue-as-new (a blocked/requested retry loop could otherwise grow a history without bound). */
+  intentTransitionsPerRun: 500,
+  /** Largest page of GET /api/events and GET /api/events/pending. */
+  intentPageMax: 1_000,
+  intentPageDefault: 100,
+  /** One wake webhook attempt; then it is retried with backoff. */
+  wakeAttemptTimeoutMs: 10_000,
+  wakeRetryInitialMs: 1_000,
+  wakeRetryMaxMs: 60_000,
+  /** After this many failed attempts a wake is given up (the intent is re-opened all the same; the agent finds it in pending). */
+  wakeMaxAttempts: 10,
+  /** A session-link append (INTENT_TRANSITION) is retried this often before the link is given up. */
+  sessionLinkMaxAttempts: 10,
+  /** Largest STATE.md or artifact rendered or served. */
+  workspaceFileMaxBytes: 5 * 1024 * 1024,
+  /** Files listed by GET /api/artifacts at most. */
+  artifactsListMax: 1_000,
 
   /** PostgreSQL connections per process. */
   dbPoolMax: 20,

@@ -17,16 +17,26 @@ export const EventType = {
   ToolCall: 'TOOL_CALL',
   ToolResult: 'TOOL_RESULT',
   SessionEnd: 'SESSION_END',
+  /** An intent linked to this session changed state (written by the intent's workflow; content: event id, from, to, note, data digest). */
+  IntentTransition: 'INTENT_TRANSITION',
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
 export const EVENT_TYPES: readonly EventType[] = Object.values(EventType);
 
-/** Types a caller may append; SESSION_CREATE is written by the workflow itself. */
-export const APPENDABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => t !== EventType.SessionCreate);
+/** Types only Timekeeper itself appends (through the session client, from worker activities); the API refuses them from callers. */
+export const SYSTEM_EVENT_TYPES: readonly EventType[] = [EventType.IntentTransition];
+
+/** Types a caller may append; SESSION_CREATE is written by the workflow itself, system types by other capabilities. */
+export const APPENDABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => t !== EventType.SessionCreate && !SYSTEM_EVENT_TYPES.includes(t));
 
 export function isAppendableType(t: string): t is EventType {
   return (APPENDABLE_EVENT_TYPES as readonly string[]).includes(t);
+}
+
+/** Types the session workflow accepts in an append: the callers' and the system's. */
+export function isWritableType(t: string): t is EventType {
+  return isAppendableType(t) || (SYSTEM_EVENT_TYPES as readonly string[]).includes(t);
 }
 
 /** A timeline as stored: archived once its last event is SESSION_END. */
@@ -213,7 +223,7 @@ export function contentProblem(content: unknown, maxBytes: number, field = 'cont
 /** Checks shared by the API (before calling Temporal) and the workflow's update validators. */
 export function appendRequestProblem(req: AppendRequest, maxBytes: number): DomainError | null {
   if (typeof req.eventId !== 'string' || !UUID_RE.test(req.eventId)) return DomainError.validation('event_id', 'must be a lowercase UUID');
-  if (typeof req.type !== 'string' || !isAppendableType(req.type)) {
+  if (typeof req.type !== 'string' || !isWritableType(req.type)) {
     return DomainError.validation('event_type', `must be one of ${APPENDABLE_EVENT_TYPES.join(', ')}`);
   }
   if (req.idempotencyKey !== undefined && (typeof req.idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_RE.test(req.idempotencyKey))) {

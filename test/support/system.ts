@@ -101,6 +101,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         pool,
         sessions: config,
         workflowBundle: { codePath: env.workflowBundle },
+        wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
       });
       running = worker.run();
       sys.worker = worker;

@@ -28,6 +28,10 @@ const EXPECTED: Record<ErrorCode, { v1: number; seed: number }> = {
   unavailable: { v1: 503, seed: 503 },
   write_failed: { v1: 503, seed: 503 },
   internal_error: { v1: 500, seed: 500 },
+  invalid_transition: { v1: 409, seed: 409 },
+  intent_exists: { v1: 409, seed: 409 },
+  duplicate_intent: { v1: 409, seed: 409 },
+  read_only: { v1: 403, seed: 403 },
 };
 
 describe('httpStatus', () => {

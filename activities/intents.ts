@@ -1,0 +1,193 @@
+/**
+ * The intent writer and its side effects. The intent workflow calls:
+ *   - recordTransition (local activity): decides, inside one locked transaction, what a
+ *     requested transition becomes (a new chained row, the answer to a retry, or a refusal
+ *     checked against the stored state) and has the store insert it;
+ *   - linkToSession: appends INTENT_TRANSITION to the intent's session through the session
+ *     workflow (the SessionWriter the worker hands in), idempotent by the transition id;
+ *   - wakeAgent: OpenClaw's POST /hooks/wake, the only HTTP call, retried with backoff by
+ *     Temporal; the URL and token come from the worker's configuration, never from history.
+ */
+import { createHash } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import { canonicalize } from '../lib/domain/canonical-json';
+import { DomainError, ErrorCode, type ErrorDetail } from '../lib/domain/errors';
+import {
+  Actor,
+  headerContent,
+  intentErrors,
+  transitionProblem,
+  type IntentHeader,
+  type JsonObject,
+  type StoredTransition,
+  type TransitionContent,
+  type TransitionRequest,
+} from '../lib/domain/intents';
+import { LIMITS } from '../lib/domain/limits';
+import { EventType, type SessionWriter } from '../lib/domain/sessions';
+import { computeTransitionHash } from '../lib/hash-chain';
+import { databaseInstanceReader } from '../lib/store/instance';
+import { IntentStore } from '../lib/store/intents';
+import { failureFromDatabase } from './sessions';
+
+export interface RecordTransitionInput {
+  eventId: string;
+  databaseInstance: string;
+  workflowId: string;
+  runId: string;
+  /** Present for the creating transition: the intents row to insert with it. */
+  create?: IntentHeader;
+  transition: TransitionRequest;
+  actor: Actor;
+}
+
+export type TransitionOutcome = { ok: true; transition: StoredTransition; deduplicated: boolean } | { ok: false; error: ErrorDetail };
+
+export interface LinkInput {
+  sessionId: string;
+  transition: StoredTransition;
+  action: string;
+}
+
+export interface WakeInput {
+  /** Sent as the Idempotency-Key header: one wake per transition, however often delivery is retried. */
+  transitionId: string;
+  text: string;
+}
+
+export interface IntentActivityDeps {
+  pool: Pool;
+  sessions: SessionWriter;
+  /** OpenClaw's wake hook; without a URL wakeAgent does nothing. */
+  wake?: { url?: string; token?: string };
+}
+
+const refused = (e: DomainError): TransitionOutcome => ({ ok: false, error: e.toDetail() });
+
+/** Lowercase hex SHA-256 of the data's canonical JSON: the session link names the data without copying it. */
+export const dataDigest = (data: JsonObject): string => createHash('sha256').update(canonicalize(data), 'utf8').digest('hex');
+
+export function createIntentActivities(deps: IntentActivityDeps) {
+  const store = new IntentStore(deps.pool);
+  const instanceId = databaseInstanceReader(deps.pool);
+
+  async function recordTransition(input: RecordTransitionInput): Promise<TransitionOutcome> {
+    const mine = await instanceId();
+    if (mine !== input.databaseInstance) {
+      throw new DomainError(
+        ErrorCode.WriteFailed,
+        `nothing was stored: this worker writes to event database ${mine}, but intent ${input.eventId} lives in ${input.databaseInstance}`,
+      ).toFailure();
+    }
+    try {
+      return await write(input);
+    } catch (err) {
+      throw failureFromDatabase(err, 'intent') ?? err;
+    }
+  }
+
+  function write(input: RecordTransitionInput): Promise<TransitionOutcome> {
+    const { eventId, transition: req } = input;
+    return store.write(async (tx) => {
+      const key = input.create?.dedupe_key;
+      if (key) await tx.lockDedupeKey(key);
+      await tx.lockIntent(eventId);
+      // An earlier attempt of this very request (activity retry, or a client retry through a new run).
+      const prior = await tx.findTransition(req.transitionId);
+      if (prior) {
+        return prior.event_id === eventId
+          ? { ok: true, transition: prior, deduplicated: true }
+          : refused(DomainError.validation('transition_id', 'already used by another intent'));
+      }
+      const { head, nowMs } = await tx.head(eventId);
+      if (input.create) {
+        if (head || (await tx.headerExists(eventId))) return refused(intentErrors.exists(eventId));
+        if (key) {
+          const holder = (await tx.holdersOfDedupeKey(key))[0];
+          if (holder) return refused(intentErrors.duplicate(key, holder));
+        }
+        await tx.insertIntent(input.create, input.workflowId, nowMs);
+      } else {
+        if (!head) return refused(intentErrors.notFound(eventId));
+        // Checked against the stored state, whatever the caller believed it to be.
+        const problem = transitionProblem(eventId, head.status, req.to);
+        if (problem) return refused(problem);
+      }
+      const content: TransitionContent = {
+        from: head?.status ?? null,
+        to: req.to,
+        note: req.note ?? null,
+        data: req.data,
+        actor: input.actor,
+        ...(input.create ? { intent: headerContent(input.create) } : {}),
+      };
+      const unhashed = {
+        event_id: eventId,
+        seq: head ? head.seq + 1 : 1,
+        transition_id: req.transitionId,
+        ts: head ? Math.max(nowMs, head.ts) : nowMs,
+        content,
+        prev_hash: head ? head.hash : null,
+      };
+      const t: StoredTransition = { ...unhashed, hash: computeTransitionHash(unhashed) };
+      await tx.insertTransition(t, input);
+      return { ok: true, transition: t, deduplicated: false };
+    });
+  }
+
+  /** INTENT_TRANSITION in the session's chain, with the transition id as its event id (a retry is answered, not doubled). */
+  async function linkToSession(input: LinkInput): Promise<{ seq: number }> {
+    const t = input.transition;
+    try {
+      const r = await deps.sessions.append({
+        sessionId: input.sessionId,
+        type: EventType.IntentTransition,
+        eventId: t.transition_id,
+        content: {
+          event_id: t.event_id,
+          action: input.action,
+          seq: t.seq,
+          from: t.content.from,
+          to: t.content.to,
+          note: t.content.note,
+          actor: t.content.actor,
+          data_sha256: dataDigest(t.content.data),
+          transition_hash: t.hash,
+        },
+      });
+      return { seq: r.event.seq };
+    } catch (err) {
+      // A refusal (unknown or archived session) will not change with retries; an outage may.
+      if (err instanceof DomainError && err.code !== ErrorCode.Unavailable && err.code !== ErrorCode.ConcurrencyConflict) {
+        throw ApplicationFailure.nonRetryable(err.message, err.code);
+      }
+      throw err;
+    }
+  }
+
+  async function wakeAgent(input: WakeInput): Promise<{ sent: boolean; status?: number }> {
+    const url = deps.wake?.url;
+    if (!url) return { sent: false };
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': input.transitionId,
+        ...(deps.wake?.token ? { authorization: `Bearer ${deps.wake.token}` } : {}),
+      },
+      body: JSON.stringify({ text: input.text, mode: 'now' }),
+      signal: AbortSignal.timeout(LIMITS.wakeAttemptTimeoutMs),
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    if (res.ok) return { sent: true, status: res.status };
+    const msg = `wake hook answered ${res.status}`;
+    // A refusal of the request itself will not change with retries; overload and outages may.
+    if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) throw ApplicationFailure.nonRetryable(msg, 'WakeRefused');
+    throw ApplicationFailure.retryable(msg, 'WakeFailed');
+  }
+
+  return { recordTransition, linkToSession, wakeAgent };
+}
+
+export type IntentActivities = ReturnType<typeof createIntentActivities>;

@@ -1,0 +1,21 @@
+/** What the intent routers need: the intent client for writes, the store for reads. */
+import type { Client } from '@temporalio/client';
+import type { Pool } from 'pg';
+import type { IntentClient } from '../../clients/intents';
+import type { IntentStore } from '../../lib/store/intents';
+import type { KeyStore } from '../auth';
+
+export interface IntentDeps {
+  intents: IntentClient;
+  store: IntentStore;
+  keys: KeyStore;
+  /** For /api/health. */
+  pool: Pool;
+  client: Client;
+  /** Shown by /api/health without its password. */
+  databaseUrl: string;
+  readOnly: boolean;
+  /** STATE_MD_PATH and ARTIFACTS_DIR. */
+  stateMdPath: string;
+  artifactsDir: string;
+}

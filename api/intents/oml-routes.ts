@@ -1,0 +1,186 @@
+/** The OML-compatible intent routes: /api/events*, /api/stats, /api/health. */
+import { Router, type Request } from 'express';
+import { redact } from '../../lib/bootstrap';
+import type { JsonObject, StoredTransition } from '../../lib/domain/intents';
+import { intentErrors } from '../../lib/domain/intents';
+import { LIMITS } from '../../lib/domain/limits';
+import type { IntentRow } from '../../lib/store/intents';
+import { isMarkdown, listArtifacts as listArtifactFiles, readState, readText, renderMarkdown, resolveArtifact } from '../../lib/workspace';
+import { jsonBody, parse, queryObject } from '../http';
+import { route } from '../router';
+import type { IntentDeps } from './deps';
+import {
+  createIntent,
+  createIntentLog,
+  getArtifact,
+  getIntent,
+  intentStats,
+  listArtifacts,
+  listIntents,
+  omlHealth,
+  pendingIntents,
+  transitionIntent,
+  verifyIntent,
+  workspaceState,
+} from './contract';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function describeIntent(r: IntentRow) {
+  return {
+    event_id: r.event_id,
+    domain: r.domain,
+    action: r.action,
+    status: r.status,
+    tags: r.tags,
+    data: r.data,
+    note: r.last_note,
+    last_data: r.last_data,
+    session_id: r.session_id,
+    dedupe_key: r.dedupe_key,
+    ttl_s: r.ttl_s,
+    created_at: iso(r.created_ts),
+    updated_at: iso(r.updated_ts),
+    created_ts: r.created_ts,
+    updated_ts: r.updated_ts,
+    lifecycle: r.lifecycle,
+    lifecycle_text: r.lifecycle.join(' → '),
+    seq: r.head_seq,
+    hash: r.head_hash,
+    workflow_id: r.workflow_id,
+  };
+}
+
+export function describeTransition(t: StoredTransition) {
+  return {
+    seq: t.seq,
+    transition_id: t.transition_id,
+    ts: t.ts,
+    at: iso(t.ts),
+    from: t.content.from,
+    to: t.content.to,
+    note: t.content.note,
+    data: t.content.data,
+    actor: t.content.actor,
+    prev_hash: t.prev_hash,
+    hash: t.hash,
+  };
+}
+
+/**
+ * zod rebuilds records by assignment, which turns an own "__proto__" key into a prototype
+ * change and silently drops it; once validated, keep the object exactly as the client sent it.
+ */
+const rawData = (req: Request, validated: unknown): JsonObject | undefined =>
+  validated === undefined ? undefined : (req.body as { data: JsonObject }).data;
+
+export function omlRouter({ intents, store, keys, pool, client, databaseUrl, readOnly, stateMdPath, artifactsDir }: IntentDeps): Router {
+  const r = Router();
+
+  async function mustExist(eventId: string): Promise<IntentRow> {
+    const row = await store.get(eventId);
+    if (!row) throw intentErrors.notFound(eventId);
+    return row;
+  }
+  const idOf = (req: Request) => parse(getIntent.params.shape.eventId, req.params.eventId, 'event_id');
+
+  for (const c of [createIntent, createIntentLog]) {
+    route(r, keys, c, async (req, res) => {
+      const b = parse(c.body, jsonBody(req));
+      await intents.create({
+        eventId: b.event_id,
+        domain: b.domain,
+        action: b.action,
+        status: b.status,
+        tags: b.tags,
+        data: rawData(req, b.data),
+        note: b.note,
+        sessionId: b.session_id,
+        dedupeKey: b.dedupe_key,
+        ttlS: b.ttl_s,
+      });
+      res.status(201).location(`/api/events/${encodeURIComponent(b.event_id)}`).json(describeIntent(await mustExist(b.event_id)));
+    });
+  }
+
+  route(r, keys, transitionIntent, async (req, res) => {
+    const id = idOf(req);
+    const b = parse(transitionIntent.body, jsonBody(req));
+    const t = await intents.transition(id, { status: b.status, note: b.note, data: rawData(req, b.data) });
+    res.json({ ...describeIntent(await mustExist(id)), transition: describeTransition(t) });
+  });
+
+  route(r, keys, pendingIntents, async (req, res) => {
+    const q = parse(pendingIntents.query, queryObject(req));
+    const rows = await store.pending({ domain: q.domain, olderThanS: q.older_than, limit: q.limit ?? LIMITS.intentPageMax });
+    res.json(rows.map(describeIntent));
+  });
+
+  route(r, keys, listIntents, async (req, res) => {
+    const q = parse(listIntents.query, queryObject(req));
+    const limit = q.limit ?? LIMITS.intentPageDefault;
+    const offset = q.offset ?? 0;
+    const { rows, total } = await store.list({ domain: q.domain, status: q.status, tags: q.tags, search: q.search, limit, offset });
+    res.json({ events: rows.map(describeIntent), total, limit, offset });
+  });
+
+  route(r, keys, intentStats, async (_req, res) => {
+    res.json(await store.stats());
+  });
+
+  route(r, keys, omlHealth, async (_req, res) => {
+    const [database, temporal] = await Promise.all([
+      pool.query('SELECT 1').then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+      client.connection.workflowService.getSystemInfo({}).then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+    ]);
+    res.json({ status: database === 'ok' && temporal === 'ok' ? 'ok' : 'degraded', database, temporal, db_path: redact(databaseUrl), read_only: readOnly });
+  });
+
+  route(r, keys, getIntent, async (req, res) => {
+    const row = await mustExist(idOf(req));
+    const [transitions, state] = await Promise.all([store.transitions(row.event_id), intents.state(row.event_id)]);
+    res.json({
+      ...describeIntent(row),
+      transitions: transitions.map(describeTransition),
+      workflow: { workflow_id: row.workflow_id, open: state !== undefined, next: state?.next ? { action: state.next.action, at: iso(state.next.atMs) } : null },
+    });
+  });
+
+  route(r, keys, verifyIntent, async (req, res) => {
+    const row = await mustExist(idOf(req));
+    const v = await store.verify(row.event_id);
+    res.json({ event_id: row.event_id, ...v, ok: v.ok && v.header_ok });
+  });
+
+  route(r, keys, workspaceState, async (_req, res) => {
+    res.json({ path: stateMdPath, ...(await readState(stateMdPath)) });
+  });
+
+  route(r, keys, listArtifacts, async (_req, res) => {
+    res.json({ files: await listArtifactFiles(artifactsDir) });
+  });
+
+  route(r, keys, getArtifact, async (req, res) => {
+    const name = req.params.filename as string;
+    const file = await resolveArtifact(artifactsDir, name);
+    if (isMarkdown(name)) {
+      const t = await readText(file, 'filename');
+      res.json({ name, size: t.size, modified: t.modified, markdown: true, raw: t.raw, html: renderMarkdown(t.raw) });
+      return;
+    }
+    // Never rendered by the browser: a downloaded HTML or SVG artifact cannot run script in this origin.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
+    res.attachment(name);
+    res.type('application/octet-stream');
+    res.sendFile(file, { dotfiles: 'allow' });
+  });
+
+  return r;
+}

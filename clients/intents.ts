@@ -1,0 +1,222 @@
+/**
+ * The typed client for intent workflows: the one way to create, transition and inspect an
+ * intent. Creates use update-with-start (`intent/<event_id>`, search attributes IntentId,
+ * Domain, IntentStatus); a transition of an intent whose workflow has closed (done, or
+ * retention over) is checked against the stored state and, when legal, goes through a new
+ * run started from the stored head. Every failure comes out as a DomainError.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { Pool } from 'pg';
+import { DomainError, ErrorCode } from '../lib/domain/errors';
+import {
+  IntentStatus,
+  blockedInfo,
+  intentErrors,
+  intentWorkflowId,
+  transitionProblem,
+  transitionRequestProblem,
+  type IntentHeader,
+  type IntentSettings,
+  type JsonObject,
+  type StoredTransition,
+  type TransitionRequest,
+} from '../lib/domain/intents';
+import { LIMITS } from '../lib/domain/limits';
+import { sessionErrors } from '../lib/domain/sessions';
+import { DomainKey, IntentIdKey, IntentStatusKey } from '../lib/search-attributes';
+import { databaseInstanceReader } from '../lib/store/instance';
+import { IntentStore, type IntentRow } from '../lib/store/intents';
+import { SessionStore } from '../lib/store/sessions';
+import { intentWorkflow } from '../workflows/intents/workflow';
+import { IntentState, createdUpdate, stateQuery, transitionUpdate } from '../workflows/intents/messages';
+import { domainErrorOf, isAlreadyStarted, isDeadline, workflowGone } from './failures';
+
+export interface IntentClientOptions {
+  client: Client;
+  pool: Pool;
+  taskQueue: string;
+  /** How long a create or transition waits for the intent's workflow before failing as unavailable. */
+  writeTimeoutMs: number;
+  /** Time-to-live when the create gives none: the domain's, else the global default. */
+  defaultTtlS: number;
+  domainTtls: Record<string, number>;
+  /** Fixed into each intent's workflow: how long it stays open while blocked without a retry. */
+  retentionS: number;
+}
+
+export interface CreateIntentInput {
+  eventId: string;
+  domain: string;
+  action: string;
+  /** Default requested; OML allows creating in any state. */
+  status?: IntentStatus;
+  tags?: string[];
+  data?: JsonObject;
+  note?: string;
+  sessionId?: string;
+  dedupeKey?: string;
+  ttlS?: number;
+}
+
+export interface TransitionInput {
+  status: IntentStatus;
+  note?: string;
+  data?: JsonObject;
+}
+
+export class IntentClient {
+  private readonly store: IntentStore;
+  private readonly sessions: SessionStore;
+  private readonly databaseInstance: () => Promise<string>;
+
+  constructor(private readonly opts: IntentClientOptions) {
+    this.store = new IntentStore(opts.pool);
+    this.sessions = new SessionStore(opts.pool);
+    this.databaseInstance = databaseInstanceReader(opts.pool);
+  }
+
+  /** The time-to-live an intent of this domain gets when its create names none. */
+  ttlFor(domain: string, ttlS?: number): number {
+    return ttlS ?? this.opts.domainTtls[domain] ?? this.opts.defaultTtlS;
+  }
+
+  /** Creates the intent's workflow and waits until its first transition is stored. */
+  async create(input: CreateIntentInput): Promise<StoredTransition> {
+    const req: TransitionRequest = { transitionId: randomUUID(), to: input.status ?? IntentStatus.Requested, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}) };
+    const problem = transitionRequestProblem(req);
+    if (problem) throw problem;
+    const header: IntentHeader = {
+      event_id: input.eventId,
+      domain: input.domain,
+      action: input.action,
+      tags: input.tags ?? [],
+      session_id: input.sessionId ?? null,
+      dedupe_key: input.dedupeKey ?? null,
+      ttl_s: this.ttlFor(input.domain, input.ttlS),
+    };
+    // Fast refusals before a workflow is started; the writer checks all of them again under its locks.
+    if (await this.store.get(input.eventId)) throw intentErrors.exists(input.eventId);
+    if (input.dedupeKey) {
+      const holder = await this.store.dedupeHolder(input.dedupeKey);
+      if (holder) throw intentErrors.duplicate(input.dedupeKey, holder);
+    }
+    if (input.sessionId && !(await this.sessions.getTimeline(input.sessionId))) throw sessionErrors.notFound(input.sessionId);
+    const settings: IntentSettings = { header, create: req, retentionS: this.opts.retentionS, databaseInstance: await this.databaseInstance() };
+    const start = new WithStartWorkflowOperation(intentWorkflow, {
+      workflowId: intentWorkflowId(input.eventId),
+      taskQueue: this.opts.taskQueue,
+      args: [{ settings }],
+      workflowIdConflictPolicy: 'FAIL',
+      // An event id names one intent forever (the store check above); only a run that failed before storing its first transition may start again.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      typedSearchAttributes: searchAttributes(header, req.to),
+    });
+    try {
+      return await this.withDeadline(() => this.opts.client.workflow.executeUpdateWithStart(createdUpdate, { startWorkflowOperation: start }));
+    } catch (err) {
+      if (isAlreadyStarted(err)) throw intentErrors.exists(input.eventId);
+      throw this.classify(err, input.eventId);
+    }
+  }
+
+  /** One transition through the intent's workflow (a new run when it has closed), checked against the current state. */
+  async transition(eventId: string, input: TransitionInput): Promise<StoredTransition> {
+    const req: TransitionRequest = { transitionId: randomUUID(), to: input.status, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}) };
+    const problem = transitionRequestProblem(req);
+    if (problem) throw problem;
+    try {
+      return await this.withDeadline(() => this.opts.client.workflow.getHandle(intentWorkflowId(eventId)).executeUpdate(transitionUpdate, { args: [req] }));
+    } catch (err) {
+      const refusal = domainErrorOf(err);
+      if (refusal) throw refusal;
+      if (!workflowGone(err)) throw this.classify(err, eventId);
+    }
+    const row = await this.store.get(eventId);
+    if (!row) throw intentErrors.notFound(eventId);
+    const illegal = transitionProblem(eventId, row.status, req.to);
+    if (illegal) throw illegal;
+    try {
+      return await this.withDeadline(() => this.resumeAndTransition(row, req));
+    } catch (err) {
+      throw domainErrorOf(err) ?? this.classify(err, eventId);
+    }
+  }
+
+  /** Workflow state (next timer) of an intent whose workflow is open; undefined when it is closed or unreachable. */
+  async state(eventId: string): Promise<IntentState | undefined> {
+    const handle = this.opts.client.workflow.getHandle(intentWorkflowId(eventId));
+    try {
+      // Bounded, and only for a running workflow: a query to a closed one would replay its history on a worker.
+      return await this.opts.client.withDeadline(Date.now() + LIMITS.anchorTimeoutMs, async () =>
+        (await handle.describe()).status.name === 'RUNNING' ? await handle.query(stateQuery) : undefined,
+      );
+    } catch {
+      return undefined;
+    }
+  }
+
+  // ---- internals ----------------------------------------------------------------------
+
+  /** A new run from the stored head; concurrent callers converge on one run (USE_EXISTING). */
+  private async resumeAndTransition(row: IntentRow, req: TransitionRequest): Promise<StoredTransition> {
+    const header: IntentHeader = {
+      event_id: row.event_id,
+      domain: row.domain,
+      action: row.action,
+      tags: row.tags,
+      session_id: row.session_id,
+      dedupe_key: row.dedupe_key,
+      ttl_s: row.ttl_s,
+    };
+    const settings: IntentSettings = { header, retentionS: this.opts.retentionS, databaseInstance: await this.databaseInstance() };
+    const start = new WithStartWorkflowOperation(intentWorkflow, {
+      workflowId: intentWorkflowId(row.event_id),
+      taskQueue: this.opts.taskQueue,
+      args: [
+        {
+          settings,
+          carried: {
+            head: { seq: row.head_seq, hash: row.head_hash, ts: row.updated_ts, status: row.status },
+            openedAtMs: row.updated_ts,
+            blocked: row.status === IntentStatus.Blocked ? blockedInfo(row.last_data) : null,
+            blockedAtMs: row.updated_ts,
+            run: 1,
+          },
+        },
+      ],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      // The intent outlives its workflow runs: a closed run may be followed by a new one.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: searchAttributes(header, row.status),
+    });
+    return this.opts.client.workflow.executeUpdateWithStart(transitionUpdate, { args: [req], startWorkflowOperation: start });
+  }
+
+  private withDeadline<T>(fn: () => Promise<T>): Promise<T> {
+    return this.opts.client.withDeadline(Date.now() + this.opts.writeTimeoutMs, fn);
+  }
+
+  private classify(err: unknown, eventId: string): DomainError {
+    const refusal = domainErrorOf(err);
+    if (refusal) return refusal;
+    if (err instanceof DomainError) return err;
+    if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadline(err)) {
+      return new DomainError(
+        ErrorCode.Unavailable,
+        `intent ${eventId}: no worker answered within ${this.opts.writeTimeoutMs} ms; the write may still be applied: check GET /api/events/${eventId} before retrying`,
+      );
+    }
+    if (err instanceof WorkflowNotFoundError) return new DomainError(ErrorCode.Unavailable, `intent ${eventId}: its workflow closed meanwhile; retry`);
+    return new DomainError(ErrorCode.Unavailable, `the intent service could not complete the request: ${(err as Error).message}`);
+  }
+}
+
+function searchAttributes(h: IntentHeader, status: IntentStatus): TypedSearchAttributes {
+  return new TypedSearchAttributes([
+    { key: IntentIdKey, value: h.event_id },
+    { key: DomainKey, value: h.domain },
+    { key: IntentStatusKey, value: status },
+  ]);
+}

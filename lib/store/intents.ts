@@ -1,0 +1,311 @@
+/**
+ * All SQL for intents: the writer's transaction (locks, head, dedupe lookup, inserts) and
+ * every read of the OML routes (one intent with its transitions, lists, pending, stats,
+ * verify). The writer activity and the API's read paths both come here; nothing above this
+ * module writes SQL for intents.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { inTransaction } from '../db';
+import type { JsonValue } from '../domain/canonical-json';
+import { canonicalize } from '../domain/canonical-json';
+import { IntentStatus, intentChainId, type IntentHead, type IntentHeader, type JsonObject, type StoredTransition, type TransitionContent } from '../domain/intents';
+import { LIMITS } from '../domain/limits';
+import { ChainVerifier, transitionChainEvent, type VerifyResult } from '../hash-chain';
+
+const TRANSITION_COLUMNS = 'event_id, seq, transition_id, ts, content, prev_hash, hash';
+
+function rowToTransition(r: Record<string, unknown>): StoredTransition {
+  return {
+    event_id: r.event_id as string,
+    seq: Number(r.seq),
+    transition_id: r.transition_id as string,
+    ts: Number(r.ts),
+    content: r.content as TransitionContent,
+    prev_hash: (r.prev_hash as string | null) ?? null,
+    hash: r.hash as string,
+  };
+}
+
+/** An intent as the reads see it: its header, its first and last transition, and its lifecycle. */
+export interface IntentRow extends IntentHeader {
+  created_ts: number;
+  workflow_id: string;
+  status: IntentStatus;
+  updated_ts: number;
+  head_seq: number;
+  head_hash: string;
+  /** Data of the creating transition: what the work is. */
+  data: JsonObject;
+  /** Note and data of the last transition (the result when done, the error when blocked). */
+  last_note: string | null;
+  last_data: JsonObject;
+  /** Every state in order, e.g. requested, in-progress, done. */
+  lifecycle: IntentStatus[];
+}
+
+/** The intents columns plus the lateral reads of the head, the first transition and the lifecycle. */
+const INTENT_SELECT = `
+  SELECT i.event_id, i.domain, i.action, i.tags, i.session_id, i.dedupe_key, i.ttl_s, i.created_ts, i.workflow_id,
+         h.status, h.ts AS updated_ts, h.seq AS head_seq, h.hash AS head_hash, h.content AS head_content,
+         f.content AS first_content, l.lifecycle
+    FROM intents i
+    JOIN LATERAL (SELECT seq, hash, ts, status, content FROM intent_transitions t
+                   WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) h ON true
+    JOIN LATERAL (SELECT content FROM intent_transitions t WHERE t.event_id = i.event_id AND t.seq = 1) f ON true
+    JOIN LATERAL (SELECT array_agg(status ORDER BY seq) AS lifecycle FROM intent_transitions t
+                   WHERE t.event_id = i.event_id) l ON true`;
+
+function rowToIntent(r: Record<string, unknown>): IntentRow {
+  const head = r.head_content as TransitionContent;
+  const first = r.first_content as TransitionContent;
+  return {
+    event_id: r.event_id as string,
+    domain: r.domain as string,
+    action: r.action as string,
+    tags: r.tags as string[],
+    session_id: (r.session_id as string | null) ?? null,
+    dedupe_key: (r.dedupe_key as string | null) ?? null,
+    ttl_s: Number(r.ttl_s),
+    created_ts: Number(r.created_ts),
+    workflow_id: r.workflow_id as string,
+    status: r.status as IntentStatus,
+    updated_ts: Number(r.updated_ts),
+    head_seq: Number(r.head_seq),
+    head_hash: r.head_hash as string,
+    data: first.data,
+    last_note: head.note,
+    last_data: head.data,
+    lifecycle: r.lifecycle as IntentStatus[],
+  };
+}
+
+/** Collects `column op $n` conditions with their parameters. */
+class Where {
+  readonly params: unknown[] = [];
+  private readonly parts: string[] = [];
+  add(sql: string, ...values: unknown[]): void {
+    let s = sql;
+    for (const v of values) {
+      this.params.push(v);
+      s = s.replace('?', `$${this.params.length}`);
+    }
+    this.parts.push(s);
+  }
+  param(v: unknown): string {
+    this.params.push(v);
+    return `$${this.params.length}`;
+  }
+  get sql(): string {
+    return this.parts.length ? 'WHERE ' + this.parts.join(' AND ') : '';
+  }
+}
+
+const likePattern = (s: string) => '%' + s.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+
+export interface IntentFilter {
+  domain?: string;
+  status?: IntentStatus;
+  /** All must be present. */
+  tags?: string[];
+  /** Case-insensitive substring of the action or of any transition's note. */
+  search?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface PendingFilter {
+  domain?: string;
+  /** Only intents created at least this many seconds ago. */
+  olderThanS?: number;
+  limit: number;
+}
+
+export interface IntentStats {
+  total: number;
+  pending: number;
+  by_status: Record<string, number>;
+  by_domain: Record<string, number>;
+}
+
+/** The head plus the database clock, read by the writer under the intent's lock. */
+export interface IntentWriteHead {
+  head: IntentHead | null;
+  nowMs: number;
+}
+
+/** The writer's view inside one transaction holding the intent's lock. */
+export class IntentWriteTx {
+  constructor(private readonly db: PoolClient) {}
+
+  /** Serialises creates that share a dedupe key; taken before the intent's own lock. */
+  async lockDedupeKey(key: string): Promise<void> {
+    await this.db.query("SELECT pg_advisory_xact_lock(hashtextextended('intent-dedupe:' || $1, 0))", [key]);
+  }
+
+  async lockIntent(eventId: string): Promise<void> {
+    await this.db.query("SELECT pg_advisory_xact_lock(hashtextextended('intent:' || $1, 0))", [eventId]);
+  }
+
+  /** Intents holding this dedupe key whose current state is done, requested or in-progress (oldest first). */
+  async holdersOfDedupeKey(key: string): Promise<{ event_id: string; status: IntentStatus; result: JsonObject }[]> {
+    const { rows } = await this.db.query(
+      `SELECT i.event_id, h.status, h.content->'data' AS result
+         FROM intents i
+         JOIN LATERAL (SELECT status, content FROM intent_transitions t WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) h ON true
+        WHERE i.dedupe_key = $1 AND h.status IN ('done', 'requested', 'in-progress')
+        ORDER BY (h.status = 'done') DESC, i.created_ts, i.event_id`,
+      [key],
+    );
+    return rows.map((r) => ({ event_id: r.event_id as string, status: r.status as IntentStatus, result: r.result as JsonObject }));
+  }
+
+  async headerExists(eventId: string): Promise<boolean> {
+    const { rowCount } = await this.db.query('SELECT 1 FROM intents WHERE event_id = $1', [eventId]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async insertIntent(h: IntentHeader, workflowId: string, createdTs: number): Promise<void> {
+    await this.db.query(
+      `INSERT INTO intents (event_id, domain, action, tags, session_id, dedupe_key, ttl_s, created_ts, workflow_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [h.event_id, h.domain, h.action, h.tags, h.session_id, h.dedupe_key, h.ttl_s, createdTs, workflowId],
+    );
+  }
+
+  async head(eventId: string): Promise<IntentWriteHead> {
+    const { rows } = await this.db.query(
+      `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now, h.seq, h.hash, h.ts, h.status
+         FROM (SELECT 1) one
+         LEFT JOIN LATERAL (SELECT seq, hash, ts, status FROM intent_transitions WHERE event_id = $1 ORDER BY seq DESC LIMIT 1) h ON true`,
+      [eventId],
+    );
+    const h = rows[0];
+    return {
+      nowMs: Number(h.now),
+      head: h.seq == null ? null : { seq: Number(h.seq), hash: h.hash as string, ts: Number(h.ts), status: h.status as IntentStatus },
+    };
+  }
+
+  async findTransition(transitionId: string): Promise<StoredTransition | undefined> {
+    const { rows } = await this.db.query(`SELECT ${TRANSITION_COLUMNS} FROM intent_transitions WHERE transition_id = $1`, [transitionId]);
+    return rows[0] ? rowToTransition(rows[0]) : undefined;
+  }
+
+  async insertTransition(t: StoredTransition, writer: { workflowId: string; runId: string }): Promise<void> {
+    await this.db.query(
+      `INSERT INTO intent_transitions (event_id, seq, transition_id, ts, status, content, prev_hash, hash, workflow_id, run_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [t.event_id, t.seq, t.transition_id, t.ts, t.content.to, JSON.stringify(t.content), t.prev_hash, t.hash, writer.workflowId, writer.runId],
+    );
+  }
+}
+
+export class IntentStore {
+  constructor(private readonly pool: Pool) {}
+
+  /** Runs `fn` in one transaction; the writer takes its locks through the tx. */
+  write<T>(fn: (tx: IntentWriteTx) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, (db) => fn(new IntentWriteTx(db)));
+  }
+
+  async get(eventId: string): Promise<IntentRow | null> {
+    const { rows } = await this.pool.query(`${INTENT_SELECT} WHERE i.event_id = $1`, [eventId]);
+    return rows[0] ? rowToIntent(rows[0]) : null;
+  }
+
+  /** The intent that holds a dedupe key against a new create (done first, then open ones), if any. */
+  async dedupeHolder(key: string): Promise<{ event_id: string; status: IntentStatus; result: JsonObject } | undefined> {
+    const c = await this.pool.connect();
+    try {
+      return (await new IntentWriteTx(c).holdersOfDedupeKey(key))[0];
+    } finally {
+      c.release();
+    }
+  }
+
+  async transitions(eventId: string): Promise<StoredTransition[]> {
+    const { rows } = await this.pool.query(`SELECT ${TRANSITION_COLUMNS} FROM intent_transitions WHERE event_id = $1 ORDER BY seq`, [eventId]);
+    return rows.map(rowToTransition);
+  }
+
+  /** Intents with an open head (requested or in-progress), oldest first. */
+  async pending(f: PendingFilter): Promise<IntentRow[]> {
+    const w = new Where();
+    w.add(`i.event_id IN (SELECT t.event_id FROM intent_transitions t
+                           WHERE t.status IN ('requested', 'in-progress')
+                             AND NOT EXISTS (SELECT 1 FROM intent_transitions n WHERE n.event_id = t.event_id AND n.seq = t.seq + 1))`);
+    if (f.domain) w.add('i.domain = ?', f.domain);
+    if (f.olderThanS !== undefined) w.add('i.created_ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?::bigint * 1000', f.olderThanS);
+    const limit = w.param(f.limit);
+    const { rows } = await this.pool.query(`${INTENT_SELECT} ${w.sql} ORDER BY i.created_ts, i.event_id LIMIT ${limit}`, w.params);
+    return rows.map(rowToIntent);
+  }
+
+  /** A page of intents, newest first, and the number matching the filter. */
+  async list(f: IntentFilter): Promise<{ rows: IntentRow[]; total: number }> {
+    const w = new Where();
+    if (f.domain) w.add('i.domain = ?', f.domain);
+    if (f.status) w.add('h.status = ?', f.status);
+    if (f.tags?.length) w.add('i.tags @> ?::text[]', f.tags);
+    if (f.search) {
+      const p = w.param(likePattern(f.search));
+      w.add(`(i.action ILIKE ${p} OR EXISTS (SELECT 1 FROM intent_transitions s WHERE s.event_id = i.event_id AND s.content->>'note' ILIKE ${p}))`);
+    }
+    const where = w.sql;
+    const count = await this.pool.query(`SELECT count(*)::int AS n FROM (${INTENT_SELECT} ${where}) x`, w.params);
+    const limit = w.param(f.limit);
+    const offset = w.param(f.offset);
+    const { rows } = await this.pool.query(`${INTENT_SELECT} ${where} ORDER BY i.created_ts DESC, i.event_id DESC LIMIT ${limit} OFFSET ${offset}`, w.params);
+    return { rows: rows.map(rowToIntent), total: count.rows[0].n as number };
+  }
+
+  async stats(): Promise<IntentStats> {
+    const { rows } = await this.pool.query(
+      `SELECT i.domain, h.status, count(*)::int AS n
+         FROM intents i
+         JOIN LATERAL (SELECT status FROM intent_transitions t WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) h ON true
+        GROUP BY i.domain, h.status ORDER BY i.domain, h.status`,
+    );
+    const out: IntentStats = { total: 0, pending: 0, by_status: { requested: 0, 'in-progress': 0, done: 0, blocked: 0 }, by_domain: {} };
+    for (const r of rows) {
+      out.total += r.n;
+      out.by_status[r.status] = (out.by_status[r.status] ?? 0) + r.n;
+      out.by_domain[r.domain] = (out.by_domain[r.domain] ?? 0) + r.n;
+      if (r.status === IntentStatus.Requested || r.status === IntentStatus.InProgress) out.pending += r.n;
+    }
+    return out;
+  }
+
+  /**
+   * Recomputes an intent's chain with the timeline's verifier, and checks that the intents
+   * row still says what the first transition's hashed content recorded.
+   */
+  async verify(eventId: string): Promise<VerifyResult & { header_ok: boolean }> {
+    const { rows } = await this.pool.query('SELECT domain, action, tags, session_id, dedupe_key, ttl_s FROM intents WHERE event_id = $1', [eventId]);
+    const verifier = new ChainVerifier(intentChainId(eventId));
+    let first: StoredTransition | undefined;
+    let afterSeq = 0;
+    for (;;) {
+      const page = await this.pool.query(`SELECT ${TRANSITION_COLUMNS} FROM intent_transitions WHERE event_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, [
+        eventId,
+        afterSeq,
+        LIMITS.verifyPageSize,
+      ]);
+      let broken = false;
+      for (const row of page.rows) {
+        const t = rowToTransition(row);
+        if (t.seq === 1) first = t;
+        if (verifier.push(transitionChainEvent(t))) {
+          broken = true;
+          break;
+        }
+      }
+      if (broken || page.rows.length < LIMITS.verifyPageSize) break;
+      afterSeq = Number(page.rows[page.rows.length - 1].seq);
+    }
+    const h = rows[0] as Record<string, JsonValue> | undefined;
+    const header = h ? { domain: h.domain, action: h.action, tags: h.tags, session_id: h.session_id, dedupe_key: h.dedupe_key, ttl_s: Number(h.ttl_s) } : null;
+    const header_ok = !!first?.content.intent && !!header && canonicalize(first.content.intent as unknown as JsonValue) === canonicalize(header as JsonValue);
+    return { ...verifier.result(), header_ok };
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The session link over HTTP: an intent created with a session_id has every transition,
+ * its own and the system's, appended to that session's timeline as INTENT_TRANSITION, in
+ * order, in the session's hash chain (which still verifies); the LLM context shows them in
+ * words; and callers cannot append that type themselves.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalize } from '../../lib/domain/canonical-json';
+import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+
+let sys: TestSystem;
+beforeAll(async () => {
+  sys = await startTestSystem();
+});
+afterAll(async () => {
+  await sys?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function sessionEvents(sid: string, want: number) {
+  const end = Date.now() + 15_000;
+  for (;;) {
+    const r = await call(sys.baseUrl, 'GET', `/v1/sessions/${sid}/events?types=INTENT_TRANSITION&limit=100`);
+    if (r.body.events.length >= want || Date.now() > end) return r.body.events;
+    await sleep(100);
+  }
+}
+
+test('every transition of a linked intent is in the session chain, in order, with a digest of its data; the chain verifies', async () => {
+  const sid = uniqueSessionId('intent_link');
+  expect((await call(sys.baseUrl, 'POST', '/v1/sessions', { session_id: sid })).status).toBe(201);
+  const id = `LINK-${process.pid}-${Date.now()}`;
+  const created = await call(sys.baseUrl, 'POST', '/api/events', { event_id: id, domain: 'code', action: 'rename-UserService', session_id: sid, ttl_s: 1 });
+  expect(created.status).toBe(201);
+  // The TTL of 1 s expires it (a system transition), then the agent retries and finishes.
+  const end = Date.now() + 15_000;
+  while ((await call(sys.baseUrl, 'GET', `/api/events/${id}`)).body.status !== 'blocked' && Date.now() < end) await sleep(100);
+  expect((await call(sys.baseUrl, 'PATCH', `/api/events/${id}/status`, { status: 'requested', note: 'retrying by hand' })).status).toBe(200);
+  const done = await call(sys.baseUrl, 'PATCH', `/api/events/${id}/status`, { status: 'done', note: 'renamed', data: { files: 3 } });
+  expect(done.status).toBe(200);
+
+  const events = await sessionEvents(sid, 4);
+  expect(events.map((e: { content: { from: string | null; to: string; actor: string } }) => [e.content.from, e.content.to, e.content.actor])).toEqual([
+    [null, 'requested', 'agent'],
+    ['requested', 'blocked', 'system'],
+    ['blocked', 'requested', 'agent'],
+    ['requested', 'done', 'agent'],
+  ]);
+  const detail = (await call(sys.baseUrl, 'GET', `/api/events/${id}`)).body;
+  const last = events[3];
+  expect(last.content).toMatchObject({ event_id: id, action: 'rename-UserService', seq: 4, note: 'renamed', transition_hash: detail.hash });
+  expect(last.content.data_sha256).toBe(createHash('sha256').update(canonicalize({ files: 3 })).digest('hex'));
+  // The session event id is the transition id: a retried link is answered, never doubled.
+  expect(last.event_id).toBe(detail.transitions[3].transition_id);
+
+  const v = await call(sys.baseUrl, 'GET', `/v1/sessions/${sid}/verify`);
+  expect(v.body.ok).toBe(true);
+  expect(v.body.checked).toBe(5);
+
+  const ctx = await call(sys.baseUrl, 'GET', `/v1/sessions/${sid}/context`);
+  expect(ctx.body.text).toContain(`Intent ${id} (rename-UserService): new → requested`);
+  expect(ctx.body.text).toContain(`Intent ${id} (rename-UserService): requested → blocked: expired: still requested after its time-to-live of 1 s (by Timekeeper)`);
+  expect(ctx.body.text).toContain(`Intent ${id} (rename-UserService): requested → done: renamed`);
+});
+
+test('callers cannot append INTENT_TRANSITION themselves', async () => {
+  const sid = uniqueSessionId('intent_forge');
+  await call(sys.baseUrl, 'POST', '/v1/sessions', { session_id: sid });
+  const r = await call(sys.baseUrl, 'POST', `/v1/sessions/${sid}/events`, { type: 'INTENT_TRANSITION', content: { event_id: 'X', from: 'requested', to: 'done' } });
+  expect(r.status).toBe(400);
+  expect(r.body.errors[0].field).toBe('type');
+});

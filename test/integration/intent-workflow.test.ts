@@ -1,0 +1,187 @@
+/**
+ * The intent workflow's timers against the real Temporal server and PostgreSQL, with short
+ * configured durations: zombie expiry (ttl_s and per-domain TTLs), retry_after re-opening
+ * with exactly one wake to a local stand-in for OpenClaw's /hooks/wake (and a retried
+ * delivery carrying the same idempotency key), retention closing the workflow and a later
+ * PATCH starting a new run, and a worker stopped between transitions.
+ */
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { IntentStore } from '../../lib/store/intents';
+import { call, startTestSystem, TestSystem } from '../support/system';
+
+interface Wake {
+  headers: http.IncomingHttpHeaders;
+  body: { text: string; mode: string };
+}
+
+/** A local /hooks/wake that records every call; `failFirst` answers 503 that many times first. */
+async function wakeServer(failFirst = 0) {
+  const wakes: Wake[] = [];
+  let failures = failFirst;
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      wakes.push({ headers: req.headers, body: JSON.parse(raw) });
+      if (req.url !== '/hooks/wake') return void res.writeHead(404).end();
+      if (failures-- > 0) return void res.writeHead(503).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { wakes, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/wake`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let n = 0;
+const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${n++}`;
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+let sys: TestSystem;
+let hook: Awaited<ReturnType<typeof wakeServer>>;
+afterEach(async () => {
+  await sys?.stop();
+  await hook?.close();
+});
+
+const create = async (body: Record<string, unknown>) => {
+  const r = await call(sys.baseUrl, 'POST', '/api/events', { domain: 'test', action: 'send-email', ...body });
+  if (r.status !== 201) throw new Error(`create → ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+};
+const patch = (id: string, body: unknown) => call(sys.baseUrl, 'PATCH', `/api/events/${id}/status`, body);
+const get = async (id: string) => (await call(sys.baseUrl, 'GET', `/api/events/${id}`)).body;
+const statusIs = (id: string, status: string) => async () => {
+  const b = await get(id);
+  return b.status === status ? b : undefined;
+};
+
+test('a zombie intent expires: still requested after ttl_s it becomes blocked with error "expired", written by the system', async () => {
+  sys = await startTestSystem();
+  const id = uid('ZOMBIE');
+  const started = Date.now();
+  await create({ event_id: id, ttl_s: 1 });
+  expect((await get(id)).workflow.next).toMatchObject({ action: 'expire' });
+  const b = await waitFor('expiry', statusIs(id, 'blocked'));
+  expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  const last = b.transitions[b.transitions.length - 1];
+  expect(last).toMatchObject({ from: 'requested', to: 'blocked', actor: 'system', data: { error: 'expired', retry: false, expired_status: 'requested' } });
+  expect(last.data.next_step).toMatch(/ttl_s \(1 s\).*send-email/);
+  // No longer pending, and the chain verifies.
+  const p = await call(sys.baseUrl, 'GET', '/api/events/pending?domain=test');
+  expect(p.body.find((e: { event_id: string }) => e.event_id === id)).toBeUndefined();
+  expect((await call(sys.baseUrl, 'GET', `/api/events/${id}/verify`)).body.ok).toBe(true);
+});
+
+test('per-domain TTLs from configuration apply when the create gives none; in-progress expires too', async () => {
+  sys = await startTestSystem({ config: { intentDomainTtls: { fast: 1 } } });
+  const id = uid('FAST');
+  const c = await create({ event_id: id, domain: 'fast' });
+  expect(c.ttl_s).toBe(1);
+  expect((await patch(id, { status: 'in-progress' })).status).toBe(200);
+  const b = await waitFor('expiry', statusIs(id, 'blocked'));
+  expect(b.last_data).toMatchObject({ error: 'expired', expired_status: 'in-progress' });
+  const other = await create({ event_id: uid('SLOW'), domain: 'slow' });
+  expect(other.ttl_s).toBe(86400);
+});
+
+test('blocked with retry and retry_after re-opens at that time and wakes the agent exactly once, with the token', async () => {
+  hook = await wakeServer();
+  sys = await startTestSystem({ config: { intentWakeUrl: hook.url, intentWakeToken: 'wake-secret-1' } });
+  const id = uid('RETRY');
+  await create({ event_id: id, action: 'send-daily-summary' });
+  const retryAt = new Date(Date.now() + 1500).toISOString();
+  const r = await patch(id, { status: 'blocked', note: 'SMTP down', data: { error: 'Connection timeout after 10s', next_step: 'Retry sending the summary', retry: true, retry_after: retryAt } });
+  expect(r.status).toBe(200);
+  expect((await get(id)).workflow.next).toEqual({ action: 'retry', at: retryAt });
+  expect(hook.wakes).toHaveLength(0);
+
+  const reopened = await waitFor('re-open', statusIs(id, 'requested'));
+  expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(retryAt));
+  const last = reopened.transitions[reopened.transitions.length - 1];
+  expect(last).toMatchObject({ from: 'blocked', to: 'requested', note: 'retry_after reached', actor: 'system', data: { retry_after: retryAt } });
+
+  await waitFor('wake', async () => (hook.wakes.length ? true : undefined));
+  await sleep(1500); // nothing more arrives
+  expect(hook.wakes).toHaveLength(1);
+  const w = hook.wakes[0];
+  expect(w.headers.authorization).toBe('Bearer wake-secret-1');
+  expect(w.headers['idempotency-key']).toBe(last.transition_id);
+  expect(w.body.mode).toBe('now');
+  expect(w.body.text).toContain(id);
+  expect(w.body.text).toContain('send-daily-summary');
+  expect(w.body.text).toContain('Retry sending the summary');
+  // The token is configuration of the worker, never part of the workflow's history.
+  const history = await sys.client.workflow.getHandle(`intent/${id}`).fetchHistory();
+  expect(JSON.stringify(history)).not.toContain('wake-secret-1');
+  // It is pending again, for the woken agent to pick up.
+  const p = await call(sys.baseUrl, 'GET', '/api/events/pending?domain=test');
+  expect(p.body.map((e: { event_id: string }) => e.event_id)).toContain(id);
+});
+
+test('a failed wake delivery is retried with the same idempotency key; a retry_after in the past re-opens at once', async () => {
+  hook = await wakeServer(1);
+  sys = await startTestSystem({ config: { intentWakeUrl: hook.url, intentWakeToken: 't0k3n-xyz' } });
+  const id = uid('PAST');
+  await create({ event_id: id });
+  const t0 = Date.now();
+  await patch(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: true, retry_after: '2020-01-01T00:00:00Z' } });
+  await waitFor('re-open', statusIs(id, 'requested'));
+  expect(Date.now() - t0).toBeLessThan(5000);
+  await waitFor('second delivery', async () => (hook.wakes.length >= 2 ? true : undefined));
+  await sleep(500);
+  expect(hook.wakes).toHaveLength(2);
+  expect(hook.wakes[0].headers['idempotency-key']).toBe(hook.wakes[1].headers['idempotency-key']);
+});
+
+test('blocked without retry: no wake, the workflow closes after the retention period; a later PATCH starts a new run from the stored state', async () => {
+  hook = await wakeServer();
+  sys = await startTestSystem({ config: { intentRetentionS: 1, intentWakeUrl: hook.url } });
+  const id = uid('RETAIN');
+  await create({ event_id: id });
+  await patch(id, { status: 'blocked', data: { error: 'needs a human', next_step: 'ask the user', retry: false } });
+  const handle = sys.client.workflow.getHandle(`intent/${id}`);
+  const result = await handle.result();
+  expect(result).toMatchObject({ eventId: id, closed: 'retention', head: { seq: 2, status: 'blocked' } });
+  expect((await get(id)).workflow).toMatchObject({ open: false, next: null });
+
+  expect((await patch(id, { status: 'done' })).status).toBe(409);
+  const again = await patch(id, { status: 'requested', note: 'human answered' });
+  expect(again.status).toBe(200);
+  expect(again.body.transition).toMatchObject({ seq: 3, from: 'blocked', to: 'requested' });
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+  expect((await patch(id, { status: 'done' })).status).toBe(200);
+  const final = await sys.client.workflow.getHandle(`intent/${id}`).result();
+  expect(final).toMatchObject({ closed: 'done', head: { seq: 4, status: 'done' } });
+  expect(hook.wakes).toHaveLength(0);
+  expect((await new IntentStore(sys.pool).verify(id)).ok).toBe(true);
+});
+
+test('a worker stopped between transitions: the PATCH waits for the next worker, and nothing is lost or doubled', async () => {
+  sys = await startTestSystem({ config: { writeTimeoutMs: 30_000 } });
+  const id = uid('CRASH');
+  await create({ event_id: id });
+  expect((await patch(id, { status: 'in-progress' })).status).toBe(200);
+  await sys.stopWorker();
+  const pending = patch(id, { status: 'done', data: { ok: true } });
+  await sleep(1000);
+  await sys.startWorker();
+  const r = await pending;
+  expect(r.status).toBe(200);
+  const { rows } = await sys.pool.query('SELECT seq, status FROM intent_transitions WHERE event_id = $1 ORDER BY seq', [id]);
+  expect(rows.map((x) => [Number(x.seq), x.status])).toEqual([
+    [1, 'requested'],
+    [2, 'in-progress'],
+    [3, 'done'],
+  ]);
+});

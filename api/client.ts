@@ -9,6 +9,7 @@
  *   r.status;          // 201 | 200
  *   r.body.seq;        // an AppendedEvent
  *   await tk.append(id, { type: 'USER_INPUT', content: 'hi' }); // the same, body only
+ *   await tk.intents.create({ event_id: 'EMAIL-1', domain: 'communication', action: 'send' });
  *
  * A status the route's contract lists under `responses` resolves (readiness lists 503 too);
  * any other status rejects with a TimekeeperApiError carrying the problem details. `raw()`
@@ -248,6 +249,34 @@ export class TimekeeperClient {
     append: async (query: Q<'seedAppend'>, opts?: CallOptions): Promise<ResponseBody<'seedAppend'>> =>
       (await this.call('seedAppend', { ...opts, query })).body,
     get: async (query: Q<'seedGet'>, opts?: CallOptions): Promise<ResponseBody<'seedGet'>> => (await this.call('seedGet', { ...opts, query })).body,
+  };
+
+  /**
+   * The OML-compatible intent routes (/api/events*): record an intent before acting, move it
+   * on (in-progress, done, blocked, requested again), ask what is pending after a restart.
+   * `withIntent` and `recover` in api/intents/client-helpers.ts build on these.
+   */
+  readonly intents = {
+    /** Records an intent (status requested unless given); 409 intent_exists or duplicate_intent reject. */
+    create: async (body: B<'createIntent'>, opts?: CallOptions): Promise<ResponseBody<'createIntent'>> =>
+      (await this.call('createIntent', { ...opts, body })).body,
+    /** Moves an intent to its next state; an illegal move rejects with 409 invalid_transition (current_status, allowed_next). */
+    transition: async (eventId: string, body: B<'transitionIntent'>, opts?: CallOptions): Promise<ResponseBody<'transitionIntent'>> =>
+      (await this.call('transitionIntent', { ...opts, params: { eventId }, body })).body,
+    /** Intents still requested or in progress, oldest first. */
+    pending: async (query?: Q<'pendingIntents'>, opts?: CallOptions): Promise<ResponseBody<'pendingIntents'>> =>
+      (await this.call('pendingIntents', { ...opts, query })).body,
+    /** One intent with every transition and its workflow's next timer. */
+    get: async (eventId: string, opts?: CallOptions): Promise<ResponseBody<'getIntent'>> =>
+      (await this.call('getIntent', { ...opts, params: { eventId } })).body,
+    /** Intents newest first, filtered and paged. */
+    list: async (query?: Q<'listIntents'>, opts?: CallOptions): Promise<ResponseBody<'listIntents'>> =>
+      (await this.call('listIntents', { ...opts, query })).body,
+    /** Recomputes an intent's hash chain. */
+    verify: async (eventId: string, opts?: CallOptions): Promise<ResponseBody<'verifyIntent'>> =>
+      (await this.call('verifyIntent', { ...opts, params: { eventId } })).body,
+    /** Counts by current status and by domain. */
+    stats: async (opts?: CallOptions): Promise<ResponseBody<'intentStats'>> => (await this.call('intentStats', { ...opts })).body,
   };
 
   // ---- internals -------------------------------------------------------------------------

@@ -7,8 +7,10 @@
  */
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
+import type { CallRequest } from '../../api/client';
+import type { CreateIntentBody } from '../../api/intents/client-helpers';
 import { IntentStore } from '../../lib/store/intents';
-import { call, startTestSystem, TestSystem } from '../support/system';
+import { refusal, startTestSystem, TestSystem } from '../support/system';
 
 interface Wake {
   headers: http.IncomingHttpHeaders;
@@ -54,13 +56,9 @@ afterEach(async () => {
   await hook?.close();
 });
 
-const create = async (body: Record<string, unknown>) => {
-  const r = await call(sys.baseUrl, 'POST', '/api/events', { domain: 'test', action: 'send-email', ...body });
-  if (r.status !== 201) throw new Error(`create → ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
-};
-const patch = (id: string, body: unknown) => call(sys.baseUrl, 'PATCH', `/api/events/${id}/status`, body);
-const get = async (id: string) => (await call(sys.baseUrl, 'GET', `/api/events/${id}`)).body;
+const create = (body: Partial<CreateIntentBody> & { event_id: string }) => sys.tk.intents.create({ domain: 'test', action: 'send-email', ...body });
+const patch = (id: string, body: CallRequest<'transitionIntent'>['body']) => sys.tk.call('transitionIntent', { params: { eventId: id }, body });
+const get = (id: string) => sys.tk.intents.get(id);
 const statusIs = (id: string, status: string) => async () => {
   const b = await get(id);
   return b.status === status ? b : undefined;
@@ -78,9 +76,9 @@ test('a zombie intent expires: still requested after ttl_s it becomes blocked wi
   expect(last).toMatchObject({ from: 'requested', to: 'blocked', actor: 'system', data: { error: 'expired', retry: false, expired_status: 'requested' } });
   expect(last.data.next_step).toMatch(/ttl_s \(1 s\).*send-email/);
   // No longer pending, and the chain verifies.
-  const p = await call(sys.baseUrl, 'GET', '/api/events/pending?domain=test');
-  expect(p.body.find((e: { event_id: string }) => e.event_id === id)).toBeUndefined();
-  expect((await call(sys.baseUrl, 'GET', `/api/events/${id}/verify`)).body.ok).toBe(true);
+  const p = await sys.tk.intents.pending({ domain: 'test' });
+  expect(p.find((e) => e.event_id === id)).toBeUndefined();
+  expect((await sys.tk.intents.verify(id)).ok).toBe(true);
 });
 
 test('per-domain TTLs from configuration apply when the create gives none; in-progress expires too', async () => {
@@ -125,8 +123,8 @@ test('blocked with retry and retry_after re-opens at that time and wakes the age
   const history = await sys.client.workflow.getHandle(`intent/${id}`).fetchHistory();
   expect(JSON.stringify(history)).not.toContain('wake-secret-1');
   // It is pending again, for the woken agent to pick up.
-  const p = await call(sys.baseUrl, 'GET', '/api/events/pending?domain=test');
-  expect(p.body.map((e: { event_id: string }) => e.event_id)).toContain(id);
+  const p = await sys.tk.intents.pending({ domain: 'test' });
+  expect(p.map((e) => e.event_id)).toContain(id);
 });
 
 test('a failed wake delivery is retried with the same idempotency key; a retry_after in the past re-opens at once', async () => {
@@ -155,7 +153,7 @@ test('blocked without retry: no wake, the workflow closes after the retention pe
   expect(result).toMatchObject({ eventId: id, closed: 'retention', head: { seq: 2, status: 'blocked' } });
   expect((await get(id)).workflow).toMatchObject({ open: false, next: null });
 
-  expect((await patch(id, { status: 'done' })).status).toBe(409);
+  expect((await refusal(patch(id, { status: 'done' }))).status).toBe(409);
   const again = await patch(id, { status: 'requested', note: 'human answered' });
   expect(again.status).toBe(200);
   expect(again.body.transition).toMatchObject({ seq: 3, from: 'blocked', to: 'requested' });

@@ -2,14 +2,22 @@
 import type { Pool } from 'pg';
 import type { SessionWriter } from '../lib/domain/sessions';
 import { createSessionActivities } from './sessions';
+import { createTaskActivities } from './tasks';
 
 export interface ActivityDeps {
   /** Pool connected as the SELECT/INSERT-only role. */
   pool: Pool;
   /** For activities of other capabilities that append to session timelines (through the session workflow). */
   sessions: SessionWriter;
+  /** Hosts task requests may reach although private or local (OUTBOUND_ALLOW_HOSTS). Default none. */
+  outboundAllowHosts?: readonly string[];
+  /** Reads a task's secret by its environment variable name (lib/config.ts readSecret). Default: none readable. */
+  secret?: (name: string) => string | undefined;
 }
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createSessionActivities(deps.pool) };
+  return {
+    ...createSessionActivities(deps.pool),
+    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined) }),
+  };
 }

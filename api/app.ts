@@ -3,16 +3,19 @@ import express, { Express } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { SessionClient } from '../clients/sessions';
-import type { Config } from '../lib/config';
+import { TaskClient } from '../clients/tasks';
+import { taskRunQueues, type Config } from '../lib/config';
 import { DomainError } from '../lib/domain/errors';
 import { bodyLimitBytes } from '../lib/domain/limits';
 import { SessionStore } from '../lib/store/sessions';
+import { TaskStore } from '../lib/store/tasks';
 import type { KeyStore } from './auth';
 import { openApiDocument } from './openapi';
 import { errorHandler } from './problem';
 import { route } from './router';
 import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
+import { taskRouter } from './tasks/routes';
 import { health, openapi, readiness } from './system/contract';
 
 export interface AppDeps {
@@ -68,6 +71,13 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   };
   app.use(seedRouter(deps));
   app.use(v1Router(deps));
+  app.use(
+    taskRouter({
+      tasks: new TaskClient({ client, pool, taskQueue: config.taskQueue, runQueues: taskRunQueues(config) }),
+      store: new TaskStore(pool),
+      keys,
+    }),
+  );
   app.use((req, _res, next) => next(DomainError.field('not_found', 'path', 'unknown route').withMessage(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler);
   return app;

@@ -1,7 +1,8 @@
 /** Every route contract of the API, by capability: the source of the typed client and of /openapi.json. */
 import { sessionRoutes } from './sessions/contract';
 import { systemRoutes } from './system/contract';
+import { taskRoutes } from './tasks/contract';
 
-export const routes = { ...systemRoutes, ...sessionRoutes } as const;
+export const routes = { ...systemRoutes, ...sessionRoutes, ...taskRoutes } as const;
 export type Routes = typeof routes;
 export type RouteName = keyof Routes;

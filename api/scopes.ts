@@ -9,6 +9,9 @@ export const Operation = {
   Append: [Scope.Gateway, Scope.Agent],
   Read: [Scope.Agent, Scope.Auditor],
   Verify: [Scope.Auditor],
+  /** Create, change, pause, resume, delete and trigger scheduled tasks (an agent may schedule its own follow-ups). */
+  ManageTasks: [Scope.Gateway, Scope.Agent],
+  ReadTasks: [Scope.Gateway, Scope.Agent, Scope.Auditor],
   Public: [],
 } as const satisfies Record<string, readonly Scope[]>;
 export type Operation = (typeof Operation)[keyof typeof Operation];

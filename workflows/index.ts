@@ -1,2 +1,4 @@
 /** Workflow bundle entry point: every workflow the worker registers. */
 export { sessionWorkflow } from './sessions/workflow';
+export { taskSchedulerWorkflow } from './tasks/scheduler';
+export { taskRunWorkflow } from './tasks/run';

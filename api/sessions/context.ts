@@ -8,11 +8,21 @@ import { canonicalize } from '../../lib/domain/canonical-json';
 
 export type Lang = 'en' | 'zh';
 
-const LABELS: Record<Lang, { user: string; agent: string; toolCall: string; params: string; toolResult: string; created: string; ended: string }> = {
-  en: { user: 'User: ', agent: 'Agent: ', toolCall: 'Tool call: ', params: ', params: ', toolResult: 'Tool result: ', created: 'Session created', ended: 'Session ended' },
+const LABELS: Record<Lang, { user: string; agent: string; toolCall: string; params: string; toolResult: string; created: string; ended: string; taskRun: string }> = {
+  en: { user: 'User: ', agent: 'Agent: ', toolCall: 'Tool call: ', params: ', params: ', toolResult: 'Tool result: ', created: 'Session created', ended: 'Session ended', taskRun: 'Scheduled task ' },
   // The seed's own labels, for agents prompted in Chinese.
-  zh: { user: '用户：', agent: '智能体：', toolCall: '调用工具：', params: '，参数：', toolResult: '工具返回：', created: '会话创建', ended: '会话结束' },
+  zh: { user: '用户：', agent: '智能体：', toolCall: '调用工具：', params: '，参数：', toolResult: '工具返回：', created: '会话创建', ended: '会话结束', taskRun: '定时任务 ' },
 };
+
+/** A TASK_RUN event in words: which task, which fire time, how it ended, its summary. */
+function taskRunLine(content: JsonValue, lang: Lang): string {
+  const name = field(content, 'task_name') ?? field(content, 'task_id') ?? '?';
+  const status = field(content, 'status') ?? '?';
+  const at = field(content, 'scheduled_at') ?? '?';
+  const summary = field(content, 'summary');
+  if (lang === 'zh') return `${LABELS.zh.taskRun}${name}（计划 ${at}）：${status}${summary ? `，${summary}` : ''}`;
+  return `${LABELS.en.taskRun}${name} (scheduled ${at}): ${status}${summary ? `: ${summary}` : ''}`;
+}
 
 function field(content: JsonValue, ...names: string[]): string | undefined {
   if (content && typeof content === 'object' && !Array.isArray(content)) {
@@ -49,6 +59,8 @@ export function formatLine(e: StoredEvent, lang: Lang): string {
       return L.created;
     case 'SESSION_END':
       return L.ended + (field(e.content, 'reason') ? ` (${field(e.content, 'reason')})` : '');
+    case 'TASK_RUN':
+      return taskRunLine(e.content, lang);
     default:
       return `${e.event_type}: ${canonicalize(e.content)}`;
   }

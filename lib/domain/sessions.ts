@@ -17,13 +17,18 @@ export const EventType = {
   ToolCall: 'TOOL_CALL',
   ToolResult: 'TOOL_RESULT',
   SessionEnd: 'SESSION_END',
+  /** A scheduled task's run, appended by the task run workflow (system only, never by a client). */
+  TaskRun: 'TASK_RUN',
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
 export const EVENT_TYPES: readonly EventType[] = Object.values(EventType);
 
-/** Types a caller may append; SESSION_CREATE is written by the workflow itself. */
-export const APPENDABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => t !== EventType.SessionCreate);
+/** Types only Timekeeper itself writes: SESSION_CREATE (the session workflow), TASK_RUN (task runs, with `system: true`). */
+export const SYSTEM_EVENT_TYPES: readonly EventType[] = [EventType.SessionCreate, EventType.TaskRun];
+
+/** Types a caller may append. */
+export const APPENDABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => !SYSTEM_EVENT_TYPES.includes(t));
 
 export function isAppendableType(t: string): t is EventType {
   return (APPENDABLE_EVENT_TYPES as readonly string[]).includes(t);
@@ -77,6 +82,8 @@ export interface AppendRequest {
   idempotencyKey?: string;
   /** True when the client chose eventId itself (it then doubles as an idempotency key). */
   clientEventId?: boolean;
+  /** Set only by Timekeeper's own writers (task runs), never from a request: allows TASK_RUN. */
+  system?: boolean;
   /** Refuse the append (wrong_expected_seq) unless the chain head is this seq when it is written. */
   expectedSeq?: number;
 }
@@ -130,6 +137,8 @@ export interface AppendInput {
   eventId?: string;
   /** Append only if the chain head is this seq (optimistic concurrency). */
   expectedSeq?: number;
+  /** Timekeeper's own writers only (see AppendRequest.system). */
+  system?: boolean;
 }
 
 export interface EndInput {
@@ -213,7 +222,8 @@ export function contentProblem(content: unknown, maxBytes: number, field = 'cont
 /** Checks shared by the API (before calling Temporal) and the workflow's update validators. */
 export function appendRequestProblem(req: AppendRequest, maxBytes: number): DomainError | null {
   if (typeof req.eventId !== 'string' || !UUID_RE.test(req.eventId)) return DomainError.validation('event_id', 'must be a lowercase UUID');
-  if (typeof req.type !== 'string' || !isAppendableType(req.type)) {
+  const systemWrite = req.system === true && req.type === EventType.TaskRun;
+  if (typeof req.type !== 'string' || (!isAppendableType(req.type) && !systemWrite)) {
     return DomainError.validation('event_type', `must be one of ${APPENDABLE_EVENT_TYPES.join(', ')}`);
   }
   if (req.idempotencyKey !== undefined && (typeof req.idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_RE.test(req.idempotencyKey))) {

@@ -5,14 +5,14 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Pool } from 'pg';
 import { createApp } from '../../api/app';
 import { loadKeyStore } from '../../api/auth';
-import { Config, loadConfig } from '../../lib/config';
+import { Config, loadConfig, taskRunQueues } from '../../lib/config';
 import { createPool } from '../../lib/db';
 import { ensureSearchAttributes } from '../../lib/temporal';
-import { createTimekeeperWorker } from '../../worker/worker';
+import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
 import { TEST_ENV } from './env';
 
 let runtimeInstalled = false;
@@ -36,6 +36,8 @@ export interface TestSystemOptions {
   worker?: boolean;
   apiKeys?: string;
   config?: Partial<Config>;
+  /** Secrets task agents may read by variable name (stands in for the worker's environment). */
+  secrets?: Record<string, string>;
 }
 
 export interface TestSystem {
@@ -46,8 +48,8 @@ export interface TestSystem {
   pool: Pool;
   /** Owner/superuser pool, for tests that play the attacker. */
   ownerPool: Pool;
-  worker?: Worker;
-  startWorker(): Promise<Worker>;
+  worker?: TimekeeperWorker;
+  startWorker(): Promise<TimekeeperWorker>;
   stopWorker(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -76,7 +78,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
 
-  let worker: Worker | undefined;
+  let worker: TimekeeperWorker | undefined;
   let running: Promise<void> | undefined;
   const sys: TestSystem = {
     baseUrl: '',
@@ -91,6 +93,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         taskQueue,
         pool,
         workflowBundle: { codePath: env.workflowBundle },
+        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => opts.secrets?.[name] },
       });
       running = worker.run();
       sys.worker = worker;

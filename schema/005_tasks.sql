@@ -47,6 +47,8 @@ CREATE TABLE task_run_log (
 );
 SELECT timekeeper_make_append_only('task_run_log');
 CREATE INDEX task_run_log_run ON task_run_log (run_id, id);
+-- A log write retried after a worker crash (committed, but not acknowledged) is not stored twice.
+CREATE UNIQUE INDEX task_run_log_once ON task_run_log (run_id, status, attempt);
 CREATE INDEX task_run_log_task ON task_run_log (task_id, id);
 
 -- What each delivery target did with a run's result; failures here are not run failures.
@@ -62,6 +64,8 @@ CREATE TABLE task_deliveries (
 );
 SELECT timekeeper_make_append_only('task_deliveries');
 CREATE INDEX task_deliveries_run ON task_deliveries (run_id, id);
+-- A target takes a run's result once.
+CREATE UNIQUE INDEX task_deliveries_once ON task_deliveries (run_id, target) WHERE ok;
 
 -- The newest state of every run.
 CREATE VIEW task_runs_current AS

@@ -159,7 +159,8 @@ export class TaskStore {
     await this.pool.query(
       `INSERT INTO task_run_log (run_id, task_id, status, reason, trigger, nominal_at, started_at, finished_at, lateness_ms, duration_ms,
                                  attempt, processed, error_count, summary, result, needs_attention)
-       VALUES ($1, $2, $3, $4, $5, to_timestamp($6 / 1000.0), to_timestamp($7 / 1000.0), to_timestamp($8 / 1000.0), $9, $10, $11, $12, $13, $14, $15, $16)`,
+       VALUES ($1, $2, $3, $4, $5, to_timestamp($6 / 1000.0), to_timestamp($7 / 1000.0), to_timestamp($8 / 1000.0), $9, $10, $11, $12, $13, $14, $15, $16)
+       ON CONFLICT (run_id, status, attempt) DO NOTHING`,
       [
         e.runId,
         e.taskId,
@@ -258,7 +259,7 @@ export class TaskStore {
   }
 
   async recordDelivery(d: { runId: string; taskId: string; target: number; type: string; ok: boolean; detail?: string }): Promise<void> {
-    await this.pool.query('INSERT INTO task_deliveries (run_id, task_id, target, type, ok, detail) VALUES ($1, $2, $3, $4, $5, $6)', [
+    await this.pool.query('INSERT INTO task_deliveries (run_id, task_id, target, type, ok, detail) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, target) WHERE ok DO NOTHING', [
       d.runId,
       d.taskId,
       d.target,

@@ -21,8 +21,9 @@ import type { TaskActivities } from '../../activities/tasks';
 import { backoffBeforeAttempt, type AgentAnswer } from '../../lib/domain/tasks';
 import { RunInput, RunResult, RunState, RunStatusKey, changedSignal, runStateQuery } from './messages';
 
+// Short: these are single inserts (and outgoing deliveries); one lost with a crashed worker is retried soon.
 const log = proxyActivities<TaskActivities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 

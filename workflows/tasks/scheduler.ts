@@ -27,7 +27,7 @@ import { taskRunWorkflow } from './run';
 
 const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: '10 seconds' });
 const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { SessionWriter } from '../lib/domain/sessions';
 import { createIntentActivities } from './intents';
 import { createSessionActivities } from './sessions';
+import { createTaskActivities } from './tasks';
 
 export interface ActivityDeps {
   /** Pool connected as the SELECT/INSERT-only role. */
@@ -11,8 +12,16 @@ export interface ActivityDeps {
   sessions: SessionWriter;
   /** OpenClaw's wake hook for intents re-opened by retry_after (INTENT_WAKE_URL, INTENT_WAKE_TOKEN). */
   wake?: { url?: string; token?: string };
+  /** Hosts task requests may reach although private or local (OUTBOUND_ALLOW_HOSTS). Default none. */
+  outboundAllowHosts?: readonly string[];
+  /** Reads a task's secret by its environment variable name (lib/config.ts readSecret). Default: none readable. */
+  secret?: (name: string) => string | undefined;
 }
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createSessionActivities(deps.pool), ...createIntentActivities(deps) };
+  return {
+    ...createSessionActivities(deps.pool),
+    ...createIntentActivities(deps),
+    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined) }),
+  };
 }

@@ -143,6 +143,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       const r = await deps.sessions.append({
         sessionId: input.sessionId,
         type: EventType.IntentTransition,
+        system: true,
         eventId: t.transition_id,
         content: {
           event_id: t.event_id,

@@ -4,12 +4,14 @@ import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { IntentClient } from '../clients/intents';
 import { SessionClient } from '../clients/sessions';
-import type { Config } from '../lib/config';
+import { TaskClient } from '../clients/tasks';
+import { taskRunQueues, type Config } from '../lib/config';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { bodyLimitBytes } from '../lib/domain/limits';
 import { IntentStore } from '../lib/store/intents';
 import { SessionStore } from '../lib/store/sessions';
 import { omlRouter } from './intents/oml-routes';
+import { TaskStore } from '../lib/store/tasks';
 import type { KeyStore } from './auth';
 import { verifyFormBody } from './http';
 import { openApiDocument } from './openapi';
@@ -17,6 +19,7 @@ import { errorHandler, surface } from './problem';
 import { route } from './router';
 import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
+import { taskRouter } from './tasks/routes';
 import { health, openapi, readiness } from './system/contract';
 import { readinessChecks } from './system/readiness';
 
@@ -73,6 +76,13 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   app.use(seedRouter(deps));
   app.use(v1Router(deps));
   app.use(omlRouter(intentDeps({ client, pool, config, keys })));
+  app.use(
+    taskRouter({
+      tasks: new TaskClient({ client, pool, taskQueue: config.taskQueue, runQueues: taskRunQueues(config) }),
+      store: new TaskStore(pool),
+      keys,
+    }),
+  );
   app.use((req, _res, next) => next(DomainError.field('not_found', 'path', 'unknown route').withMessage(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler);
   return app;

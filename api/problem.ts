@@ -36,6 +36,8 @@ const TITLES: Record<ErrorCode, string> = {
   unavailable: 'Service unavailable',
   write_failed: 'Nothing was stored',
   internal_error: 'Internal error',
+  task_exists: 'Task already exists',
+  task_deleted: 'Task deleted',
 };
 
 const V1_STATUS: Record<ErrorCode, number> = {
@@ -58,6 +60,8 @@ const V1_STATUS: Record<ErrorCode, number> = {
   unavailable: 503,
   write_failed: 503,
   internal_error: 500,
+  task_exists: 409,
+  task_deleted: 409,
 };
 
 const SEED_STATUS: Partial<Record<ErrorCode, number>> = {

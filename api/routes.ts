@@ -2,7 +2,8 @@
 import { intentRoutes } from './intents/contract';
 import { sessionRoutes } from './sessions/contract';
 import { systemRoutes } from './system/contract';
+import { taskRoutes } from './tasks/contract';
 
-export const routes = { ...systemRoutes, ...sessionRoutes, ...intentRoutes } as const;
+export const routes = { ...systemRoutes, ...sessionRoutes, ...intentRoutes, ...taskRoutes } as const;
 export type Routes = typeof routes;
 export type RouteName = keyof Routes;

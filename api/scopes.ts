@@ -13,6 +13,9 @@ export const Operation = {
   WriteIntent: [Scope.Agent, Scope.Gateway],
   /** Read intents, pending, stats and verify: agents recover from them, auditors check them. */
   ReadIntents: [Scope.Agent, Scope.Auditor],
+  /** Create, change, pause, resume, delete and trigger scheduled tasks (an agent may schedule its own follow-ups). */
+  ManageTasks: [Scope.Gateway, Scope.Agent],
+  ReadTasks: [Scope.Gateway, Scope.Agent, Scope.Auditor],
   Public: [],
 } as const satisfies Record<string, readonly Scope[]>;
 export type Operation = (typeof Operation)[keyof typeof Operation];

@@ -8,7 +8,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createApp } from '../api/app';
 import { assertSafeBinding, loadKeyStore } from '../api/auth';
 import { preparePostgres, prepareTemporal, PreparedPostgres, PreparedTemporal, redact } from '../lib/bootstrap';
-import { loadConfig } from '../lib/config';
+import { loadConfig, readSecret, taskRunQueues } from '../lib/config';
 import { LIMITS } from '../lib/domain/limits';
 import { createPool } from '../lib/db';
 import { migrate } from '../lib/migrate';
@@ -81,6 +81,7 @@ export async function run(opts: RunOptions): Promise<void> {
         pool,
         sessions: config,
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
+        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore },
       });
       const running = worker.run();
       running.catch((e: Error) => {

@@ -103,6 +103,7 @@ export class SessionClient implements SessionWriter {
       idempotencyKey: input.idempotencyKey,
       clientEventId: input.eventId !== undefined,
       expectedSeq: input.expectedSeq,
+      ...(input.system ? { system: true } : {}),
     };
     const problem = appendRequestProblem(req, this.opts.maxContentBytes);
     if (problem) throw problem;

@@ -77,6 +77,11 @@ const EnvSchema = z.object({
   STATE_MD_PATH: optional,
   ARTIFACTS_DIR: optional,
   OML_PORT: intVar('OML_PORT', 0, 0, 65535),
+  OUTBOUND_ALLOW_HOSTS: optional,
+  TASKS_TASK_QUEUE: optional,
+  TASKS_CORE_TASK_QUEUE: optional,
+  [TUNABLE.taskSlotsDefault.env]: tunable(TUNABLE.taskSlotsDefault),
+  [TUNABLE.taskSlotsCore.env]: tunable(TUNABLE.taskSlotsCore),
 });
 
 export interface Config {
@@ -134,6 +139,40 @@ export interface Config {
   apiKeys: string | undefined;
   /** Path of a JSON API keys file, or undefined. */
   apiKeysFile: string | undefined;
+  /**
+   * Hosts (names or addresses, lowercase) that outgoing task requests (agents, deliveries,
+   * alerts) may reach even though they resolve to loopback, link-local or private addresses.
+   * From OUTBOUND_ALLOW_HOSTS, comma-separated. Default none.
+   */
+  outboundAllowHosts: string[];
+  /** Task queue of `default`-priority task runs; undefined: "<taskQueue>-tasks". */
+  tasksTaskQueue: string | undefined;
+  /** Task queue of `core`-priority task runs; undefined: "<taskQueue>-tasks-core". */
+  tasksCoreTaskQueue: string | undefined;
+  /** See TUNABLE.taskSlotsDefault. */
+  taskSlotsDefault: number;
+  /** See TUNABLE.taskSlotsCore. */
+  taskSlotsCore: number;
+}
+
+/** The task queues scheduled task runs go to, by priority class (separate queues and worker slots). */
+export function taskRunQueues(c: Pick<Config, 'taskQueue' | 'tasksTaskQueue' | 'tasksCoreTaskQueue'>): { default: string; core: string } {
+  return { default: c.tasksTaskQueue ?? `${c.taskQueue}-tasks`, core: c.tasksCoreTaskQueue ?? `${c.taskQueue}-tasks-core` };
+}
+
+/** Variables a task's `api_key_env` may never name: Timekeeper's own configuration and credentials. */
+const NOT_SECRETS = /^(DATABASE_URL|APP_DATABASE_URL|APP_DB_PASSWORD|TIMEKEEPER_.*|TEMPORAL_.*|PATH|HOME|PWD|SHELL|USER)$/;
+export const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,127}$/;
+
+/**
+ * Reads the secret a task names by its environment variable (an LLM API key, a gateway
+ * token), at the moment it is needed: the value is never stored, logged or put in workflow
+ * history. Timekeeper's own variables are not readable this way.
+ */
+export function readSecret(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!SECRET_NAME_RE.test(name) || NOT_SECRETS.test(name)) return undefined;
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
 }
 
 /** The runtime URL defaults to the owner URL with the user swapped for the SELECT/INSERT-only role. */
@@ -179,6 +218,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     omlPort: e.OML_PORT,
     apiKeys: e.TIMEKEEPER_API_KEYS,
     apiKeysFile: e.TIMEKEEPER_API_KEYS_FILE,
+    outboundAllowHosts: (e.OUTBOUND_ALLOW_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+    tasksTaskQueue: e.TASKS_TASK_QUEUE,
+    tasksCoreTaskQueue: e.TASKS_CORE_TASK_QUEUE,
+    taskSlotsDefault: e[TUNABLE.taskSlotsDefault.env],
+    taskSlotsCore: e[TUNABLE.taskSlotsCore.env],
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
 import { IntentSearchAttribute } from './domain/intents';
+import { TASK_SEARCH_ATTRIBUTES } from './domain/tasks';
 
 /** Sessions: find a session's workflow in the Temporal UI by `SessionId = "…"`, `AgentId`, `Channel`. */
 export const SessionIdKey = defineSearchAttributeKey('SessionId', SearchAttributeType.KEYWORD);
@@ -16,7 +17,11 @@ export const IntentIdKey = defineSearchAttributeKey(IntentSearchAttribute.Intent
 export const DomainKey = defineSearchAttributeKey(IntentSearchAttribute.Domain, SearchAttributeType.KEYWORD);
 export const IntentStatusKey = defineSearchAttributeKey(IntentSearchAttribute.IntentStatus, SearchAttributeType.KEYWORD);
 
-const ALL_KEYS = [SessionIdKey, AgentIdKey, ChannelKey, IntentIdKey, DomainKey, IntentStatusKey];
+/** Tasks: a task's scheduler and runs by `TaskId = "…"`; runs also by `RunStatus` (running, retry, success, failed). */
+export const TaskIdKey = defineSearchAttributeKey(TASK_SEARCH_ATTRIBUTES.taskId, SearchAttributeType.KEYWORD);
+export const RunStatusKey = defineSearchAttributeKey(TASK_SEARCH_ATTRIBUTES.runStatus, SearchAttributeType.KEYWORD);
+
+const ALL_KEYS = [SessionIdKey, AgentIdKey, ChannelKey, IntentIdKey, DomainKey, IntentStatusKey, TaskIdKey, RunStatusKey];
 
 /** Names of the Keyword attributes to register. */
 export const SEARCH_ATTRIBUTES: readonly string[] = ALL_KEYS.filter((k) => k.type === SearchAttributeType.KEYWORD).map((k) => k.name);

@@ -1,9 +1,15 @@
-/** The Temporal worker: every capability's workflows (one bundle) and activities. */
+/**
+ * The Temporal worker: every capability's workflows (one bundle) and activities. One Worker
+ * polls the main task queue (sessions, task schedulers); scheduled task runs have their
+ * own task queues per priority class (`default`, `core`), each with its own Worker and
+ * activity slots, so a slow low-priority task never takes a core task's slot.
+ */
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, WorkerOptions, bundleWorkflowCode } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createActivities } from '../activities';
 import { SessionClient } from '../clients/sessions';
+import { taskRunQueues } from '../lib/config';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 
 export interface TimekeeperWorkerOptions {
@@ -19,11 +25,27 @@ export interface TimekeeperWorkerOptions {
   sessions?: { maxContentBytes: number; updatesPerRun: number; writeTimeoutMs: number };
   /** OpenClaw's wake hook for intents re-opened by retry_after (INTENT_WAKE_URL, INTENT_WAKE_TOKEN); none: no wake calls. */
   wake?: { url?: string; token?: string };
-  /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows at start. */
+  /** Scheduled tasks: run queues, outgoing-request allow list, secrets, slots (see lib/config.ts). */
+  tasks?: {
+    queues?: { default: string; core: string };
+    outboundAllowHosts?: readonly string[];
+    secret?: (name: string) => string | undefined;
+    slotsDefault?: number;
+    slotsCore?: number;
+  };
+  /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows once at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
 
-export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Promise<Worker> {
+/** The workers of one process, run and stopped together. */
+export interface TimekeeperWorker {
+  run(): Promise<void>;
+  shutdown(): void;
+  getState(): ReturnType<Worker['getState']>;
+  readonly workers: Worker[];
+}
+
+export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Promise<TimekeeperWorker> {
   const s = opts.sessions ?? {
     maxContentBytes: TUNABLE.maxContentBytes.default,
     updatesPerRun: TUNABLE.updatesPerRun.default,
@@ -31,17 +53,35 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   };
   // Activities that write to a timeline go through the session workflow, its single writer.
   const sessions = new SessionClient({ client: new Client({ connection: opts.connection, namespace: opts.namespace }), pool: opts.pool, taskQueue: opts.taskQueue, ...s });
-  return Worker.create({
-    connection: opts.connection,
-    namespace: opts.namespace,
+  const activities = createActivities({ pool: opts.pool, sessions, wake: opts.wake, outboundAllowHosts: opts.tasks?.outboundAllowHosts, secret: opts.tasks?.secret });
+  const workflowBundle = opts.workflowBundle ?? { code: (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') })).code };
+  const queues = opts.tasks?.queues ?? taskRunQueues({ taskQueue: opts.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
+  const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs };
+
+  const main = await Worker.create({
+    ...common,
     taskQueue: opts.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities({ pool: opts.pool, sessions, wake: opts.wake }),
     maxCachedWorkflows: LIMITS.workerMaxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: LIMITS.workerMaxConcurrentWorkflowTasks,
     maxConcurrentLocalActivityExecutions: LIMITS.workerMaxConcurrentLocalActivities,
     // New sessions arrive on the normal queue; the default ratio (0.2) leaves them two pollers.
     nonStickyToStickyPollRatio: 0.5,
-    shutdownGraceTime: LIMITS.workerShutdownGraceMs,
   });
+  const runWorker = (taskQueue: string, slots: number) =>
+    Worker.create({ ...common, taskQueue, maxConcurrentActivityTaskExecutions: slots, maxCachedWorkflows: LIMITS.taskRunWorkerCachedWorkflows });
+  const workers = [
+    main,
+    await runWorker(queues.default, opts.tasks?.slotsDefault ?? TUNABLE.taskSlotsDefault.default),
+    await runWorker(queues.core, opts.tasks?.slotsCore ?? TUNABLE.taskSlotsCore.default),
+  ];
+  return {
+    workers,
+    run: async () => {
+      await Promise.all(workers.map((w) => w.run()));
+    },
+    shutdown: () => {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+    getState: () => main.getState(),
+  };
 }

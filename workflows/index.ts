@@ -1,3 +1,5 @@
 /** Workflow bundle entry point: every workflow the worker registers. */
 export { sessionWorkflow } from './sessions/workflow';
 export { intentWorkflow } from './intents/workflow';
+export { taskSchedulerWorkflow } from './tasks/scheduler';
+export { taskRunWorkflow } from './tasks/run';

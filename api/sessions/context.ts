@@ -8,10 +8,37 @@ import { canonicalize } from '../../lib/domain/canonical-json';
 
 export type Lang = 'en' | 'zh';
 
-const LABELS: Record<Lang, { user: string; agent: string; toolCall: string; params: string; toolResult: string; created: string; ended: string; intent: string; newIntent: string; by: string }> = {
-  en: { user: 'User: ', agent: 'Agent: ', toolCall: 'Tool call: ', params: ', params: ', toolResult: 'Tool result: ', created: 'Session created', ended: 'Session ended', intent: 'Intent ', newIntent: 'new', by: 'by Timekeeper' },
+const LABELS: Record<
+  Lang,
+  { user: string; agent: string; toolCall: string; params: string; toolResult: string; created: string; ended: string; intent: string; newIntent: string; by: string; taskRun: string }
+> = {
+  en: {
+    user: 'User: ',
+    agent: 'Agent: ',
+    toolCall: 'Tool call: ',
+    params: ', params: ',
+    toolResult: 'Tool result: ',
+    created: 'Session created',
+    ended: 'Session ended',
+    intent: 'Intent ',
+    newIntent: 'new',
+    by: 'by Timekeeper',
+    taskRun: 'Scheduled task ',
+  },
   // The seed's own labels, for agents prompted in Chinese.
-  zh: { user: '用户：', agent: '智能体：', toolCall: '调用工具：', params: '，参数：', toolResult: '工具返回：', created: '会话创建', ended: '会话结束', intent: '意图 ', newIntent: '新建', by: '由 Timekeeper 执行' },
+  zh: {
+    user: '用户：',
+    agent: '智能体：',
+    toolCall: '调用工具：',
+    params: '，参数：',
+    toolResult: '工具返回：',
+    created: '会话创建',
+    ended: '会话结束',
+    intent: '意图 ',
+    newIntent: '新建',
+    by: '由 Timekeeper 执行',
+    taskRun: '定时任务 ',
+  },
 };
 
 /** "Intent EMAIL-1 (send-summary): requested → done: Email sent", with "(by Timekeeper)" for expiry and retries. */
@@ -24,6 +51,16 @@ function intentLine(content: JsonValue, L: (typeof LABELS)[Lang]): string {
     (note && note !== 'null' ? `: ${note}` : '') +
     (system ? ` (${L.by})` : '')
   );
+}
+
+/** A TASK_RUN event in words: which task, which fire time, how it ended, its summary. */
+function taskRunLine(content: JsonValue, lang: Lang): string {
+  const name = field(content, 'task_name') ?? field(content, 'task_id') ?? '?';
+  const status = field(content, 'status') ?? '?';
+  const at = field(content, 'scheduled_at') ?? '?';
+  const summary = field(content, 'summary');
+  if (lang === 'zh') return `${LABELS.zh.taskRun}${name}（计划 ${at}）：${status}${summary ? `，${summary}` : ''}`;
+  return `${LABELS.en.taskRun}${name} (scheduled ${at}): ${status}${summary ? `: ${summary}` : ''}`;
 }
 
 function field(content: JsonValue, ...names: string[]): string | undefined {
@@ -63,6 +100,8 @@ export function formatLine(e: StoredEvent, lang: Lang): string {
       return L.ended + (field(e.content, 'reason') ? ` (${field(e.content, 'reason')})` : '');
     case 'INTENT_TRANSITION':
       return intentLine(e.content, L);
+    case 'TASK_RUN':
+      return taskRunLine(e.content, lang);
     default:
       return `${e.event_type}: ${canonicalize(e.content)}`;
   }

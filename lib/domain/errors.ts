@@ -43,6 +43,10 @@ export const ErrorCode = {
   /** The event database refused the write or belongs to another Timekeeper; nothing was stored. */
   WriteFailed: 'write_failed',
   Internal: 'internal_error',
+  /** A task id already names a task (tasks). */
+  TaskExists: 'task_exists',
+  /** The task was deleted: its history and runs stay readable, it can no longer change. */
+  TaskDeleted: 'task_deleted',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -52,6 +52,20 @@ export const TUNABLE = {
     max: 365 * 24 * 3600,
     why: "seconds an intent's workflow stays open while the intent is blocked without an automatic retry; then it closes (a later PATCH starts it again), so open workflows do not grow without bound",
   },
+  taskSlotsDefault: {
+    env: 'TASK_SLOTS_DEFAULT',
+    default: 20,
+    min: 1,
+    max: 1000,
+    why: 'agent calls of default-priority task runs one worker makes at once; a slow low-priority task waits here, never in the core slots',
+  },
+  taskSlotsCore: {
+    env: 'TASK_SLOTS_CORE',
+    default: 10,
+    min: 1,
+    max: 1000,
+    why: 'agent calls of core-priority task runs one worker makes at once, on their own task queue',
+  },
 } as const satisfies Record<string, Tunable>;
 
 export const LIMITS = {
@@ -139,6 +153,52 @@ export const LIMITS = {
   /** Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first. */
   httpKeepAliveMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
+
+  // ---- scheduled tasks (issue 7) ----
+  taskIdMaxChars: 128,
+  taskNameMaxChars: 200,
+  /** Shortest interval trigger: a durable timer per second is as fine as Temporal timers usefully go. */
+  taskMinIntervalS: 1,
+  /** Longest run timeout: a day; longer than that is a unit mistake or a job, not an agent run. */
+  taskTimeoutMaxS: 24 * 3600,
+  /** Attempts per run at most: more is a loop, not a retry policy. */
+  taskMaxAttempts: 20,
+  /** Longest single backoff wait: a week, so a ladder can span a weekend outage. */
+  taskBackoffMaxS: 7 * 24 * 3600,
+  /** Longest misfire grace: a day; beyond that a "late" run has lost its meaning. */
+  taskMisfireGraceMaxS: 24 * 3600,
+  /** A fire this late still counts as on time (a busy worker, not downtime), whatever the misfire grace. */
+  taskOnTimeSlackMs: 5_000,
+  /** run_all after an outage starts at most this many missed runs: no burst of stale runs. */
+  taskMisfireRunAllMax: 100,
+  /** Concurrent runs of one task under overlap "allow". */
+  taskMaxConcurrency: 100,
+  /** Past runs the agent reads as its memory, at most: a few dozen tokens each. */
+  taskMemoryRunsMax: 20,
+  /** Execution-log summaries are cut to this many characters (the article: a few hundred); full output goes to artifacts. */
+  taskSummaryChars: 500,
+  promptTemplateMaxChars: 20_000,
+  personaMaxChars: 2_000,
+  taskTagsMax: 20,
+  taskDeliveryTargetsMax: 10,
+  holidaysMax: 1_000,
+  /** Fire times a preview (and a task description) lists at most. */
+  schedulePreviewMax: 100,
+  schedulePreviewDefault: 10,
+  /** Fire times GET /v1/tasks/:id shows. */
+  taskNextFireTimesShown: 5,
+  /** Run workflows are short-lived: a small cache per task-run worker. */
+  taskRunWorkerCachedWorkflows: 500,
+  /** Fires one scheduler workflow run handles before continue-as-new (keeps its history small). */
+  schedulerFiresPerRun: 500,
+  /** Answers the agent may give: the first, and one re-ask with the validation error. */
+  agentAnswerAsks: 2,
+  /** Outgoing HTTP (deliveries, alerts): a receiver that does not answer in this long failed. */
+  outboundTimeoutMs: 30_000,
+  /** Redirects an outgoing request follows at most; each hop is checked by the SSRF guard again. */
+  outboundMaxRedirects: 3,
+  /** Largest agent or receiver answer read. */
+  outboundMaxResponseBytes: 1024 * 1024,
 } as const;
 
 /** Largest accepted JSON or form body for a given content limit. */

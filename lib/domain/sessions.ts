@@ -19,24 +19,24 @@ export const EventType = {
   SessionEnd: 'SESSION_END',
   /** An intent linked to this session changed state (written by the intent's workflow; content: event id, from, to, note, data digest). */
   IntentTransition: 'INTENT_TRANSITION',
+  /** A scheduled task's run, appended by the task run workflow (system only, never by a client). */
+  TaskRun: 'TASK_RUN',
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
 export const EVENT_TYPES: readonly EventType[] = Object.values(EventType);
 
-/** Types only Timekeeper itself appends (through the session client, from worker activities); the API refuses them from callers. */
-export const SYSTEM_EVENT_TYPES: readonly EventType[] = [EventType.IntentTransition];
+/** Types only Timekeeper itself writes: SESSION_CREATE (the session workflow), and the ones other capabilities append. */
+export const SYSTEM_EVENT_TYPES: readonly EventType[] = [EventType.SessionCreate, EventType.IntentTransition, EventType.TaskRun];
 
-/** Types a caller may append; SESSION_CREATE is written by the workflow itself, system types by other capabilities. */
-export const APPENDABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => t !== EventType.SessionCreate && !SYSTEM_EVENT_TYPES.includes(t));
+/** Types Timekeeper's own writers append through the session client with `system: true` (intent transitions, task runs). */
+export const SYSTEM_APPENDED_TYPES: readonly EventType[] = [EventType.IntentTransition, EventType.TaskRun];
+
+/** Types a caller may append. */
+export const APPENDABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => !SYSTEM_EVENT_TYPES.includes(t));
 
 export function isAppendableType(t: string): t is EventType {
   return (APPENDABLE_EVENT_TYPES as readonly string[]).includes(t);
-}
-
-/** Types the session workflow accepts in an append: the callers' and the system's. */
-export function isWritableType(t: string): t is EventType {
-  return isAppendableType(t) || (SYSTEM_EVENT_TYPES as readonly string[]).includes(t);
 }
 
 /** A timeline as stored: archived once its last event is SESSION_END. */
@@ -87,6 +87,8 @@ export interface AppendRequest {
   idempotencyKey?: string;
   /** True when the client chose eventId itself (it then doubles as an idempotency key). */
   clientEventId?: boolean;
+  /** Set only by Timekeeper's own writers (intent transitions, task runs), never from a request: allows SYSTEM_APPENDED_TYPES. */
+  system?: boolean;
   /** Refuse the append (wrong_expected_seq) unless the chain head is this seq when it is written. */
   expectedSeq?: number;
 }
@@ -140,6 +142,8 @@ export interface AppendInput {
   eventId?: string;
   /** Append only if the chain head is this seq (optimistic concurrency). */
   expectedSeq?: number;
+  /** Timekeeper's own writers only (see AppendRequest.system). */
+  system?: boolean;
 }
 
 export interface EndInput {
@@ -223,7 +227,8 @@ export function contentProblem(content: unknown, maxBytes: number, field = 'cont
 /** Checks shared by the API (before calling Temporal) and the workflow's update validators. */
 export function appendRequestProblem(req: AppendRequest, maxBytes: number): DomainError | null {
   if (typeof req.eventId !== 'string' || !UUID_RE.test(req.eventId)) return DomainError.validation('event_id', 'must be a lowercase UUID');
-  if (typeof req.type !== 'string' || !isWritableType(req.type)) {
+  const systemWrite = req.system === true && (SYSTEM_APPENDED_TYPES as readonly string[]).includes(req.type);
+  if (typeof req.type !== 'string' || (!isAppendableType(req.type) && !systemWrite)) {
     return DomainError.validation('event_type', `must be one of ${APPENDABLE_EVENT_TYPES.join(', ')}`);
   }
   if (req.idempotencyKey !== undefined && (typeof req.idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_RE.test(req.idempotencyKey))) {

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { SessionClient } from '../../clients/sessions';
 import { createPool, withDatabase } from '../../lib/db';
 import { EventType } from '../../lib/domain/sessions';
@@ -17,7 +17,7 @@ import { EmbeddedPostgres, startEmbeddedPostgres } from '../../lib/embedded-post
 import { migrate } from '../../lib/migrate';
 import { freePort } from '../../lib/temporal-server';
 import { SessionStore } from '../../lib/store/sessions';
-import { createTimekeeperWorker } from '../../worker/worker';
+import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
 import { testEnv, uniqueSessionId } from '../support/system';
 
 jest.setTimeout(180_000);
@@ -27,7 +27,7 @@ describe('PostgreSQL restart under a live worker', () => {
   let pg: EmbeddedPostgres | undefined;
   let port: number;
   let connection: NativeConnection;
-  let worker: Worker;
+  let worker: TimekeeperWorker;
   let running: Promise<void>;
   let pool: ReturnType<typeof createPool>;
   let sessions: SessionClient;

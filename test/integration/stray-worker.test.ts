@@ -3,18 +3,18 @@
  * the same task queue) must not write a session into the wrong database: sessions carry
  * their database's instance id and the writer refuses any other.
  */
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { Client as PgClient, Pool } from 'pg';
 import { databaseInstanceId } from '../../lib/store/instance';
 import { deriveAppUrl } from '../../lib/config';
 import { createPool, quoteIdent, withDatabase } from '../../lib/db';
 import { migrate } from '../../lib/migrate';
-import { createTimekeeperWorker } from '../../worker/worker';
+import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
 import { refusal, startTestSystem, testEnv, TestSystem, uniqueSessionId } from '../support/system';
 
 let sys: TestSystem;
 let otherPool: Pool;
-let stray: Worker | undefined;
+let stray: TimekeeperWorker | undefined;
 let strayRun: Promise<void> | undefined;
 let strayConn: NativeConnection | undefined;
 const otherDb = `timekeeper_test_${process.pid}_other`;

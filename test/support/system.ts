@@ -5,15 +5,15 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Client } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Pool } from 'pg';
 import { createApp } from '../../api/app';
 import { Problem, TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import { loadKeyStore } from '../../api/auth';
-import { Config, loadConfig } from '../../lib/config';
+import { Config, loadConfig, taskRunQueues } from '../../lib/config';
 import { createPool } from '../../lib/db';
 import { ensureSearchAttributes } from '../../lib/temporal';
-import { createTimekeeperWorker } from '../../worker/worker';
+import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
 import { TEST_ENV } from './env';
 
 let runtimeInstalled = false;
@@ -37,6 +37,8 @@ export interface TestSystemOptions {
   worker?: boolean;
   apiKeys?: string;
   config?: Partial<Config>;
+  /** Secrets task agents may read by variable name (stands in for the worker's environment). */
+  secrets?: Record<string, string>;
 }
 
 export interface TestSystem {
@@ -49,8 +51,8 @@ export interface TestSystem {
   pool: Pool;
   /** Owner/superuser pool, for tests that play the attacker. */
   ownerPool: Pool;
-  worker?: Worker;
-  startWorker(): Promise<Worker>;
+  worker?: TimekeeperWorker;
+  startWorker(): Promise<TimekeeperWorker>;
   stopWorker(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -84,7 +86,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  let worker: Worker | undefined;
+  let worker: TimekeeperWorker | undefined;
   let running: Promise<void> | undefined;
   const sys: TestSystem = {
     baseUrl,
@@ -102,6 +104,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         sessions: config,
         workflowBundle: { codePath: env.workflowBundle },
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
+        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => opts.secrets?.[name] },
       });
       running = worker.run();
       sys.worker = worker;

@@ -1,6 +1,7 @@
 /**
  * A worker in its own process, so a test can kill it with SIGKILL mid-append.
- * Env: TK_TEST_TEMPORAL_ADDRESS, TK_TEST_APP_URL, TK_TEST_WORKFLOW_BUNDLE, TASK_QUEUE.
+ * Env: TK_TEST_TEMPORAL_ADDRESS, TK_TEST_APP_URL, TK_TEST_WORKFLOW_BUNDLE, TASK_QUEUE, and
+ * OUTBOUND_ALLOW (hosts task requests may reach, comma-separated).
  */
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createPool } from '../../lib/db';
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
     taskQueue: process.env.TASK_QUEUE!,
     pool,
     workflowBundle: { codePath: env.workflowBundle },
+    tasks: { outboundAllowHosts: (process.env.OUTBOUND_ALLOW ?? '').split(',').filter(Boolean) },
   });
   const running = worker.run();
   process.stdout.write('worker ready\n');

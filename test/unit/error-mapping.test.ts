@@ -32,6 +32,8 @@ const EXPECTED: Record<ErrorCode, { v1: number; seed: number }> = {
   intent_exists: { v1: 409, seed: 409 },
   duplicate_intent: { v1: 409, seed: 409 },
   read_only: { v1: 403, seed: 403 },
+  task_exists: { v1: 409, seed: 409 },
+  task_deleted: { v1: 409, seed: 409 },
 };
 
 describe('httpStatus', () => {

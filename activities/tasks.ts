@@ -1,0 +1,268 @@
+/**
+ * Task activities: every piece of outside I/O a task does — fire-time computation (croner,
+ * as a local activity for the scheduler), the execution log, the agent call (time context,
+ * run memory, the answer protocol with one re-ask), deliveries, alerts and auto-disable.
+ * The workflows decide; these act.
+ */
+import { createHmac } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import { LIMITS } from '../lib/domain/limits';
+import { EventType, type SessionWriter } from '../lib/domain/sessions';
+import {
+  AgentAnswer,
+  RunContext,
+  RunTrigger,
+  TaskAction,
+  TaskDefinition,
+  buildRunMemory,
+  buildSystemPrompt,
+  buildTimeContext,
+  cutSummary,
+  isRunDay,
+  renderTemplate,
+  templateVariables,
+  triggerZone,
+  type Calendar,
+  type DeliveryTarget,
+  type Trigger,
+} from '../lib/domain/tasks';
+import { OutboundRefused, outboundRequest } from '../lib/outbound';
+import { fireTimes } from '../lib/schedule';
+import { TaskStore, type RunLogInput } from '../lib/store/tasks';
+import { parseAgentAnswer } from '../lib/task-answer';
+
+export interface TaskActivityDeps {
+  pool: Pool;
+  sessions: SessionWriter;
+  /** Hosts outgoing requests may reach although they are private or local (OUTBOUND_ALLOW_HOSTS). */
+  outboundAllowHosts: readonly string[];
+  /** Reads a secret by its environment variable name (lib/config.ts readSecret). */
+  secret: (name: string) => string | undefined;
+}
+
+export interface FireTimesInput {
+  trigger: Trigger;
+  calendar?: Calendar;
+  afterMs: number;
+  count: number;
+  untilMs?: number;
+  lastFireMs?: number;
+}
+
+export interface AgentCall {
+  task: TaskDefinition;
+  runId: string;
+  trigger: RunTrigger;
+  nominalMs: number;
+  startedMs: number;
+  attempt: number;
+}
+
+export interface DeliverInput {
+  task: TaskDefinition;
+  runId: string;
+  nominalMs: number;
+  startedMs: number;
+  finishedMs: number;
+  attempt: number;
+  status: 'success' | 'failed';
+  answer?: AgentAnswer;
+  reason?: string;
+}
+
+/** A failure no retry of the activity can fix: the run workflow's own retry ladder decides. */
+const fail = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
+
+export function createTaskActivities(deps: TaskActivityDeps) {
+  const store = new TaskStore(deps.pool);
+
+  async function post(url: string, body: string, headers: Record<string, string>) {
+    try {
+      return await outboundRequest(url, { method: 'POST', body, headers, allowHosts: deps.outboundAllowHosts });
+    } catch (err) {
+      if (err instanceof OutboundRefused) throw fail('outbound_refused', err.message);
+      throw fail('agent_unreachable', `${new URL(url).host}: ${(err as Error).message}`);
+    }
+  }
+
+  const sign = (secret: string | undefined, body: string): Record<string, string> =>
+    secret ? { 'x-timekeeper-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` } : {};
+
+  async function taskFireTimes(i: FireTimesInput): Promise<number[]> {
+    return fireTimes(i.trigger, i.calendar, i.afterMs, i.count, i.untilMs ?? Infinity, { lastFireMs: i.lastFireMs });
+  }
+
+  async function recordRun(e: RunLogInput): Promise<void> {
+    await store.recordRun({ ...e, summary: e.summary === undefined ? undefined : cutSummary(e.summary), reason: e.reason?.slice(0, 1000) });
+  }
+
+  async function recordSkipped(i: { taskId: string; runs: { runId: string; nominalMs: number; reason: string; trigger: RunTrigger }[] }): Promise<void> {
+    for (const r of i.runs) await store.recordRun({ runId: r.runId, taskId: i.taskId, status: 'skipped', reason: r.reason, trigger: r.trigger, nominalMs: r.nominalMs, attempt: 0 });
+  }
+
+  /** One attempt: build what the agent wakes up with, ask it, check its answer (asking again once). */
+  async function runAgent(call: AgentCall): Promise<AgentAnswer> {
+    const { task } = call;
+    const tz = triggerZone(task.trigger);
+    const nowMs = Date.now();
+    const ctx: RunContext = { ...call, nowMs, lastRunMs: await store.lastStartBefore(task.task_id, call.runId) };
+    const timeContext = buildTimeContext(ctx, isRunDay(task.calendar, nowMs, tz));
+    const memory = buildRunMemory(await store.memory(task.task_id, call.runId, task.memory_runs), tz, task.lang);
+    const system = buildSystemPrompt(ctx, timeContext, memory);
+    const prompt = renderTemplate(task.agent.prompt_template, templateVariables(ctx));
+    const agent = task.agent;
+
+    if (agent.type === 'openai') {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (agent.api_key_env) {
+        const key = deps.secret(agent.api_key_env);
+        if (!key) throw fail('agent_misconfigured', `agent.api_key_env: the environment variable ${agent.api_key_env} is not set (or not readable) on the worker`);
+        headers.authorization = `Bearer ${key}`;
+      }
+      const messages: { role: string; content: string }[] = [
+        { role: 'system', content: system },
+        { role: 'user', content: prompt },
+      ];
+      let problem = '';
+      for (let ask = 1; ask <= LIMITS.agentAnswerAsks; ask++) {
+        const body = JSON.stringify({ model: agent.model, messages, ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}) });
+        const res = await post(`${agent.base_url.replace(/\/+$/, '')}/chat/completions`, body, headers);
+        if (res.status < 200 || res.status > 299) throw fail('agent_error', `chat completions answered HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+        let content: string;
+        try {
+          content = String(JSON.parse(res.body).choices[0].message.content ?? '');
+        } catch {
+          throw fail('agent_error', 'chat completions answer has no choices[0].message.content');
+        }
+        const parsed = parseAgentAnswer(content, task.task_id);
+        if (parsed.ok) return parsed.answer;
+        problem = parsed.problem;
+        messages.push({ role: 'assistant', content }, { role: 'user', content: `Your answer does not follow the protocol: ${problem}. ${'Answer again with only the JSON object.'}` });
+      }
+      throw fail('invalid_answer', `the agent's answer did not follow the protocol, also when asked again: ${problem}`);
+    }
+
+    // webhook agent: POST the run context; a JSON answer is the result.
+    let problem: string | undefined;
+    for (let ask = 1; ask <= LIMITS.agentAnswerAsks; ask++) {
+      const body = JSON.stringify({
+        run_id: call.runId,
+        task_id: task.task_id,
+        task_name: task.name,
+        scheduled_at: new Date(call.nominalMs).toISOString(),
+        started_at: new Date(call.startedMs).toISOString(),
+        attempt: call.attempt,
+        system_prompt: system,
+        prompt,
+        time_context: timeContext,
+        memory,
+        ...(problem ? { previous_answer_problem: problem } : {}),
+      });
+      const res = await post(agent.url, body, { 'content-type': 'application/json', 'idempotency-key': `${call.runId}#${call.attempt}.${ask}`, ...sign(agent.secret, body) });
+      if (res.status === 202) throw fail('agent_error', 'the webhook answered 202: results reported later through /v1/runs/{run_id}/result are not supported yet');
+      if (res.status < 200 || res.status > 299) throw fail('agent_error', `the webhook answered HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+      const parsed = parseAgentAnswer(res.body, task.task_id);
+      if (parsed.ok) return parsed.answer;
+      problem = parsed.problem;
+    }
+    throw fail('invalid_answer', `the agent's answer did not follow the protocol, also when asked again: ${problem}`);
+  }
+
+  /**
+   * Hands a finished run to its delivery targets (successful runs) and to the task's session
+   * (every run). Each target is recorded once it took the result; a retry of this activity
+   * skips those, and receivers deduplicate by Idempotency-Key (the run id). Failures are
+   * recorded, never thrown: a delivery failure is not a run failure.
+   */
+  async function deliverRun(d: DeliverInput): Promise<{ delivered: number; failed: number }> {
+    const done = new Set((await store.deliveries(d.runId)).filter((x) => x.ok).map((x) => x.target));
+    const targets: DeliveryTarget[] = [...(d.status === 'success' ? d.task.delivery : []), ...(d.task.session_id ? [{ type: 'session' as const, session_id: d.task.session_id }] : [])];
+    const payload = {
+      run_id: d.runId,
+      task_id: d.task.task_id,
+      task_name: d.task.name,
+      scheduled_at: new Date(d.nominalMs).toISOString(),
+      started_at: new Date(d.startedMs).toISOString(),
+      finished_at: new Date(d.finishedMs).toISOString(),
+      attempt: d.attempt,
+      status: d.status,
+      result: (d.answer ?? null) as unknown,
+      summary: d.answer?.summary ?? d.reason ?? '',
+    };
+    let delivered = 0;
+    let failed = 0;
+    for (const [i, t] of targets.entries()) {
+      if (done.has(i)) continue;
+      let ok = false;
+      let detail = '';
+      try {
+        if (t.type === 'webhook') {
+          const markdown = t.format === 'markdown';
+          const body = markdown ? markdownOf(payload) : JSON.stringify(payload);
+          const res = await outboundRequest(t.url, {
+            method: 'POST',
+            body,
+            allowHosts: deps.outboundAllowHosts,
+            headers: { 'content-type': markdown ? 'text/markdown; charset=utf-8' : 'application/json', 'idempotency-key': d.runId, ...sign(t.secret, body) },
+          });
+          ok = res.status >= 200 && res.status < 300;
+          detail = `HTTP ${res.status}`;
+        } else {
+          await deps.sessions.append({
+            sessionId: t.session_id,
+            type: EventType.TaskRun,
+            content: payload as never,
+            idempotencyKey: `task-run:${d.runId}`.slice(0, LIMITS.idempotencyKeyMaxChars),
+            system: true,
+          });
+          ok = true;
+          detail = `appended to session ${t.session_id}`;
+        }
+      } catch (err) {
+        detail = (err as Error).message;
+      }
+      await store.recordDelivery({ runId: d.runId, taskId: d.task.task_id, target: i, type: t.type, ok, detail });
+      if (ok) delivered++;
+      else failed++;
+    }
+    return { delivered, failed };
+  }
+
+  /**
+   * After a run failed for good: the alert webhook, and auto-disable after
+   * `auto_disable_after` failures in a row (recorded in the task history with its reason).
+   * Returns the change to send the scheduler when the task was disabled.
+   */
+  async function afterFailure(i: { task: TaskDefinition; runId: string; reason: string }) {
+    const { task } = i;
+    if (task.alert) {
+      const body = JSON.stringify({ event: 'task_run_failed', run_id: i.runId, task_id: task.task_id, task_name: task.name, reason: i.reason });
+      await outboundRequest(task.alert.url, { method: 'POST', body, allowHosts: deps.outboundAllowHosts, headers: { 'content-type': 'application/json', 'idempotency-key': `alert:${i.runId}`, ...sign(task.alert.secret, body) } }).catch(
+        (err: Error) => store.recordDelivery({ runId: i.runId, taskId: task.task_id, target: 1000, type: 'alert', ok: false, detail: err.message }),
+      );
+    }
+    const failures = await store.consecutiveFailures(task.task_id);
+    if (failures < task.auto_disable_after) return null;
+    const row = await store.getTask(task.task_id);
+    if (!row || row.deleted || !row.enabled) return null;
+    const reason = `disabled after ${failures} failed runs in a row (auto_disable_after ${task.auto_disable_after}); last: ${i.reason}`.slice(0, 1000);
+    const after = await store.appendHistory({ taskId: task.task_id, expectedVersion: row.version, action: TaskAction.AutoDisable, definition: row.definition, enabled: false, reason });
+    return { version: after.version, definition: after.definition, enabled: false, deleted: false };
+  }
+
+  /** An `at` task ran its one fire time: it completes (kept, not deleted). */
+  async function completeTask(i: { taskId: string }): Promise<void> {
+    const row = await store.getTask(i.taskId);
+    if (!row || row.deleted || row.last_action === TaskAction.Complete) return;
+    await store.appendHistory({ taskId: i.taskId, expectedVersion: row.version, action: TaskAction.Complete, definition: row.definition, enabled: false, reason: 'its one fire time has run' });
+  }
+
+  return { taskFireTimes, recordRun, recordSkipped, runAgent, deliverRun, afterFailure, completeTask };
+}
+
+function markdownOf(p: { task_name: string; run_id: string; scheduled_at: string; finished_at: string; status: string; summary: string; attempt: number }): string {
+  return [`## ${p.task_name}`, '', p.summary, '', `- status: ${p.status}`, `- scheduled: ${p.scheduled_at}`, `- finished: ${p.finished_at}`, `- attempt: ${p.attempt}`, `- run: ${p.run_id}`].join('\n');
+}
+
+export type TaskActivities = ReturnType<typeof createTaskActivities>;

@@ -1,0 +1,417 @@
+/**
+ * The scheduled-task routes: the task definition (the scheduler article's section 3.4) as a
+ * zod schema with every default, the task, run and preview responses, and the route
+ * contracts. Shape is checked here; rules that need more than shape (time zones, template
+ * variables, backoff length) are lib/domain/tasks.ts's taskDefinitionProblems, cron
+ * expressions lib/schedule.ts's cronProblem.
+ */
+import { z } from 'zod';
+import { SECRET_NAME_RE } from '../../lib/config';
+import { LIMITS } from '../../lib/domain/limits';
+import { SESSION_ID_RE, SESSION_ID_RULE } from '../../lib/domain/sessions';
+import {
+  AGENT_TYPES,
+  DELIVERY_TYPES,
+  MISFIRE_POLICIES,
+  OVERLAP_POLICIES,
+  PRIORITIES,
+  RUN_STATUSES,
+  TASK_DEFAULTS,
+  TASK_ID_RE,
+  TASK_ID_RULE,
+  TASK_STATUSES,
+  TRIGGER_TYPES,
+  isTimeZone,
+} from '../../lib/domain/tasks';
+import { cronProblem } from '../../lib/schedule';
+import { AgentAnswerSchema } from '../../lib/task-answer';
+import { defineRoute, limitParam, plainText } from '../contract';
+import { Operation } from '../scopes';
+
+// ---- fields -----------------------------------------------------------------------------
+
+export const taskId = z.string({ error: 'is required' }).regex(TASK_ID_RE, TASK_ID_RULE);
+const httpUrl = z
+  .string({ error: 'must be an http(s) URL' })
+  .max(2000)
+  .refine((s) => {
+    try {
+      return ['http:', 'https:'].includes(new URL(s).protocol);
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL');
+const isoInstant = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time with a zone (Z or ±hh:mm)' });
+const timezone = z
+  .string()
+  .max(64)
+  .refine(isTimeZone, 'is not a known IANA time zone (e.g. Asia/Shanghai, America/New_York, UTC)');
+const cronExpression = z
+  .string({ error: 'is required' })
+  .min(1)
+  .max(200)
+  .superRefine((e, ctx) => {
+    const p = cronProblem(e);
+    if (p) ctx.addIssue({ code: 'custom', message: p });
+  });
+const seconds = (what: string, min: number, max: number) =>
+  z.number({ error: `must be a number of seconds` }).min(min, `${what} must be at least ${min}`).max(max, `${what} must be at most ${max}`);
+
+const CronTriggerSchema = z.strictObject({
+  type: z.literal('cron'),
+  expression: cronExpression,
+  timezone: timezone.default('UTC'),
+  dom_dow: z.enum(['or', 'and']).default('or'),
+  tolerant: z.boolean().default(true),
+});
+const IntervalTriggerSchema = z.strictObject({
+  type: z.literal('interval'),
+  every_s: z.number({ error: 'is required (seconds, greater than 0)' }).int('must be a whole number of seconds').min(LIMITS.taskMinIntervalS, `must be at least ${LIMITS.taskMinIntervalS} (greater than 0)`),
+  mode: z.enum(['from_last_start', 'aligned']).default('from_last_start'),
+  anchor: isoInstant.optional(),
+});
+const AtTriggerSchema = z.strictObject({ type: z.literal('at'), at: isoInstant });
+export const TriggerSchema = z
+  .discriminatedUnion('type', [CronTriggerSchema, IntervalTriggerSchema, AtTriggerSchema], {
+    error: (i) => (i.code === 'invalid_union' ? `type must be one of ${TRIGGER_TYPES.join(', ')} (delay and condition triggers are not supported yet)` : undefined),
+  })
+  .meta({ id: 'Trigger' });
+
+const template = z.string({ error: 'is required' }).min(1).max(LIMITS.promptTemplateMaxChars);
+const OpenAiAgentSchema = z.strictObject({
+  type: z.literal('openai'),
+  base_url: httpUrl,
+  model: plainText(200),
+  api_key_env: z.string().regex(SECRET_NAME_RE, 'must be an environment variable name (A-Z, 0-9, _)').optional(),
+  persona: plainText(LIMITS.personaMaxChars).optional(),
+  prompt_template: template,
+  temperature: z.number().min(0).max(2).optional(),
+});
+const WebhookAgentSchema = z.strictObject({
+  type: z.literal('webhook'),
+  url: httpUrl,
+  persona: plainText(LIMITS.personaMaxChars).optional(),
+  prompt_template: template,
+  secret: z.string().min(8).max(500).optional(),
+});
+export const AgentSchema = z
+  .discriminatedUnion('type', [OpenAiAgentSchema, WebhookAgentSchema], {
+    error: (i) => (i.code === 'invalid_union' ? `type must be one of ${AGENT_TYPES.join(', ')}` : undefined),
+  })
+  .meta({ id: 'Agent' });
+
+const WebhookDeliverySchema = z.strictObject({
+  type: z.literal('webhook'),
+  url: httpUrl,
+  format: z.enum(['json', 'markdown']).default('json'),
+  secret: z.string().min(8).max(500).optional(),
+});
+const SessionDeliverySchema = z.strictObject({ type: z.literal('session'), session_id: z.string().regex(SESSION_ID_RE, SESSION_ID_RULE) });
+const DeliveryTargetSchema = z.discriminatedUnion('type', [WebhookDeliverySchema, SessionDeliverySchema], {
+  error: (i) => (i.code === 'invalid_union' ? `type must be one of ${DELIVERY_TYPES.join(', ')}` : undefined),
+});
+/** One target or a list (the article writes one object). */
+export const DeliverySchema = z
+  .preprocess((d) => (d !== null && typeof d === 'object' && !Array.isArray(d) ? [d] : d), z.array(DeliveryTargetSchema).max(LIMITS.taskDeliveryTargetsMax))
+  .describe('one delivery target, or a list of them');
+
+export const RetrySchema = z.strictObject({
+  max_attempts: z.number().int().min(1).max(LIMITS.taskMaxAttempts).default(TASK_DEFAULTS.retry.max_attempts),
+  backoff_seconds: z
+    .array(z.number().min(0, 'must not be negative').max(LIMITS.taskBackoffMaxS, `must be at most ${LIMITS.taskBackoffMaxS}`))
+    .max(LIMITS.taskMaxAttempts)
+    .default([]),
+});
+
+const CalendarSchema = z.strictObject({
+  holidays: z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date (YYYY-MM-DD)')).max(LIMITS.holidaysMax).default([]),
+  skip_weekends: z.boolean().default(false),
+});
+
+/** The fields a task definition has, all optional except trigger and agent (PATCH takes any subset). */
+const fields = {
+  name: plainText(LIMITS.taskNameMaxChars),
+  trigger: TriggerSchema,
+  agent: AgentSchema,
+  delivery: DeliverySchema,
+  retry: RetrySchema,
+  timeout_s: z.number().int('must be a whole number of seconds').min(1, 'must be at least 1').max(LIMITS.taskTimeoutMaxS, `must be at most ${LIMITS.taskTimeoutMaxS}`),
+  overlap: z.enum(OVERLAP_POLICIES),
+  max_concurrency: z.number().int().min(1).max(LIMITS.taskMaxConcurrency),
+  priority: z.enum(PRIORITIES),
+  misfire: z.enum(MISFIRE_POLICIES),
+  misfire_grace_s: seconds('misfire_grace_s', 0, LIMITS.taskMisfireGraceMaxS),
+  calendar: CalendarSchema,
+  session_id: z.string().regex(SESSION_ID_RE, SESSION_ID_RULE),
+  memory_runs: z.number().int().min(0).max(LIMITS.taskMemoryRunsMax),
+  auto_disable_after: z.number().int().min(1).max(1000),
+  alert: z.strictObject({ url: httpUrl, secret: z.string().min(8).max(500).optional() }),
+  enabled: z.boolean(),
+  tags: z.array(plainText(64)).max(LIMITS.taskTagsMax),
+  lang: z.enum(['en', 'zh']),
+};
+
+export const CreateTaskBody = z
+  .strictObject({
+    task_id: taskId.optional(),
+    name: fields.name.optional(),
+    trigger: fields.trigger,
+    agent: fields.agent,
+    delivery: fields.delivery.default([]),
+    retry: fields.retry.default({ ...TASK_DEFAULTS.retry }),
+    timeout_s: fields.timeout_s.default(TASK_DEFAULTS.timeout_s),
+    overlap: fields.overlap.default(TASK_DEFAULTS.overlap),
+    max_concurrency: fields.max_concurrency.default(TASK_DEFAULTS.max_concurrency),
+    priority: fields.priority.default(TASK_DEFAULTS.priority),
+    misfire: fields.misfire.default(TASK_DEFAULTS.misfire),
+    misfire_grace_s: fields.misfire_grace_s.default(TASK_DEFAULTS.misfire_grace_s),
+    calendar: fields.calendar.optional(),
+    session_id: fields.session_id.optional(),
+    memory_runs: fields.memory_runs.default(TASK_DEFAULTS.memory_runs),
+    auto_disable_after: fields.auto_disable_after.default(TASK_DEFAULTS.auto_disable_after),
+    alert: fields.alert.optional(),
+    enabled: fields.enabled.default(true),
+    tags: fields.tags.default([]),
+    lang: fields.lang.default(TASK_DEFAULTS.lang),
+  })
+  .meta({ id: 'CreateTask' });
+
+/** Any subset of the fields; `null` removes an optional one (calendar, session_id, alert). */
+export const PatchTaskBody = z
+  .strictObject({
+    ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])),
+    calendar: fields.calendar.nullable().optional(),
+    session_id: fields.session_id.nullable().optional(),
+    alert: fields.alert.nullable().optional(),
+  } as { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> } & {
+    calendar: z.ZodOptional<z.ZodNullable<typeof fields.calendar>>;
+    session_id: z.ZodOptional<z.ZodNullable<typeof fields.session_id>>;
+    alert: z.ZodOptional<z.ZodNullable<typeof fields.alert>>;
+  })
+  .meta({ id: 'PatchTask' });
+
+// ---- responses --------------------------------------------------------------------------
+
+const LastRun = z.object({ run_id: z.string(), status: z.enum(RUN_STATUSES), scheduled_at: z.string(), started_at: z.string().nullable(), finished_at: z.string().nullable() });
+
+export const Task = z
+  .object({
+    task_id: z.string(),
+    name: z.string(),
+    status: z.enum(TASK_STATUSES),
+    enabled: z.boolean(),
+    deleted: z.boolean(),
+    version: z.number().int(),
+    definition: z.record(z.string(), z.unknown()).describe('the stored definition, every default filled in'),
+    trigger_text: z.string().describe('the trigger in words'),
+    last_run: LastRun.nullable(),
+    next_run: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    last_change: z.object({ action: z.string(), reason: z.string().nullable() }),
+  })
+  .meta({ id: 'Task' });
+
+export const TaskDetail = Task.extend({
+  next_fire_times: z.array(z.string()).describe(`the next ${LIMITS.taskNextFireTimesShown} fire times (UTC), calendar days off skipped`),
+  history: z.array(z.object({ version: z.number().int(), action: z.string(), enabled: z.boolean(), deleted: z.boolean(), reason: z.string().nullable(), recorded_at: z.string() })),
+  scheduler: z.object({ workflow_id: z.string(), running_runs: z.array(z.string()).nullable(), next_fire_at: z.string().nullable() }),
+}).meta({ id: 'TaskDetail' });
+
+export const Run = z
+  .object({
+    run_id: z.string(),
+    task_id: z.string(),
+    status: z.enum(RUN_STATUSES),
+    reason: z.string().nullable(),
+    trigger: z.string(),
+    scheduled_at: z.string(),
+    started_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+    lateness_ms: z.number().nullable(),
+    duration_ms: z.number().nullable(),
+    attempt: z.number().int(),
+    processed: z.number().int().nullable(),
+    error_count: z.number().int().nullable(),
+    summary: z.string().nullable(),
+    result: AgentAnswerSchema.nullable(),
+    needs_attention: z.boolean(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Run' });
+
+export const RunDetail = Run.extend({
+  log: z.array(z.object({ status: z.enum(RUN_STATUSES), attempt: z.number().int(), reason: z.string().nullable(), recorded_at: z.string() })),
+  deliveries: z.array(z.object({ target: z.number().int(), type: z.string(), ok: z.boolean(), detail: z.string().nullable(), recorded_at: z.string() })),
+}).meta({ id: 'RunDetail' });
+
+// ---- routes -----------------------------------------------------------------------------
+
+const idPath = z.object({ id: taskId });
+const boolString = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((s) => s === 'true');
+
+export const createTask = defineRoute({
+  method: 'post',
+  path: '/v1/tasks',
+  tag: 'tasks',
+  summary: 'Create a scheduled agent task (cron, interval or at trigger)',
+  scopes: Operation.ManageTasks,
+  body: CreateTaskBody,
+  responses: { 201: TaskDetail },
+  errors: [400, 401, 403, 409, 503],
+  example: {
+    task_id: 'daily-digest',
+    name: '每日舆情摘要',
+    trigger: { type: 'cron', expression: '0 17 * * 1-5', timezone: 'Asia/Shanghai' },
+    agent: { type: 'openai', base_url: 'http://127.0.0.1:11434/v1', model: 'qwen2.5', api_key_env: 'LLM_API_KEY', persona: '舆情分析师', prompt_template: '请基于今日重点话题生成一份不超过500字的摘要，包含趋势分析和异常提醒。' },
+    delivery: { type: 'webhook', url: 'https://robot.example/hook', format: 'markdown' },
+    retry: { max_attempts: 3, backoff_seconds: [60, 300] },
+  },
+});
+
+export const listTasks = defineRoute({
+  method: 'get',
+  path: '/v1/tasks',
+  tag: 'tasks',
+  summary: 'List tasks (filters: status, tag, enabled), ordered by task id',
+  scopes: Operation.ReadTasks,
+  query: z.object({
+    status: z.enum(TASK_STATUSES).optional(),
+    tag: z.string().max(64).optional(),
+    enabled: boolString.optional(),
+    limit: limitParam(LIMITS.pageMax).optional(),
+    cursor: taskId.optional().describe('next_cursor of the previous page'),
+  }),
+  responses: { 200: z.object({ tasks: z.array(Task), next_cursor: z.string().nullable() }) },
+  errors: [400, 401, 403, 503],
+});
+
+export const getTask = defineRoute({
+  method: 'get',
+  path: '/v1/tasks/:id',
+  tag: 'tasks',
+  summary: 'A task with its next fire times, its trigger in words and its change history',
+  scopes: Operation.ReadTasks,
+  params: idPath,
+  responses: { 200: TaskDetail },
+  errors: [400, 401, 403, 404, 503],
+});
+
+export const patchTask = defineRoute({
+  method: 'patch',
+  path: '/v1/tasks/:id',
+  tag: 'tasks',
+  summary: 'Change a task: any subset of its fields; the whole result is validated again',
+  scopes: Operation.ManageTasks,
+  params: idPath,
+  body: PatchTaskBody,
+  responses: { 200: TaskDetail },
+  errors: [400, 401, 403, 404, 409, 503],
+  example: { trigger: { type: 'cron', expression: '0 30 15 * * 1-5', timezone: 'Asia/Shanghai' } },
+});
+
+export const deleteTask = defineRoute({
+  method: 'delete',
+  path: '/v1/tasks/:id',
+  tag: 'tasks',
+  summary: 'Delete a task: it stops firing; its history and runs stay readable',
+  scopes: Operation.ManageTasks,
+  params: idPath,
+  responses: { 200: TaskDetail },
+  errors: [400, 401, 403, 404, 409, 503],
+});
+
+const action = (name: 'pause' | 'resume', summary: string) =>
+  defineRoute({
+    method: 'post',
+    path: `/v1/tasks/:id/${name}`,
+    tag: 'tasks',
+    summary,
+    scopes: Operation.ManageTasks,
+    params: idPath,
+    responses: { 200: TaskDetail },
+    errors: [400, 401, 403, 404, 409, 503],
+  });
+export const pauseTask = action('pause', 'Pause a task: no fire times run until it is resumed (none are made up)');
+export const resumeTask = action('resume', 'Resume a paused (or auto-disabled) task from now on');
+
+export const triggerTask = defineRoute({
+  method: 'post',
+  path: '/v1/tasks/:id/trigger',
+  tag: 'tasks',
+  summary: 'Run a task now, with a run id of its own (works on a paused task too)',
+  scopes: Operation.ManageTasks,
+  params: idPath,
+  responses: { 202: z.object({ run_id: z.string(), url: z.string() }) },
+  errors: [400, 401, 403, 404, 409, 503],
+});
+
+export const listTaskRuns = defineRoute({
+  method: 'get',
+  path: '/v1/tasks/:id/runs',
+  tag: 'tasks',
+  summary: "A task's runs, newest fire time first",
+  scopes: Operation.ReadTasks,
+  params: idPath,
+  query: z.object({ limit: limitParam(LIMITS.pageMax).optional() }),
+  responses: { 200: z.object({ runs: z.array(Run) }) },
+  errors: [400, 401, 403, 404, 503],
+});
+
+export const listRuns = defineRoute({
+  method: 'get',
+  path: '/v1/runs',
+  tag: 'tasks',
+  summary: 'Runs by status; status=needs_attention is the queue of runs that failed for good',
+  scopes: Operation.ReadTasks,
+  query: z.object({
+    status: z.enum([...RUN_STATUSES, 'needs_attention']).optional(),
+    task_id: taskId.optional(),
+    limit: limitParam(LIMITS.pageMax).optional(),
+  }),
+  responses: { 200: z.object({ runs: z.array(Run) }) },
+  errors: [400, 401, 403, 503],
+});
+
+export const getRun = defineRoute({
+  method: 'get',
+  path: '/v1/runs/:id',
+  tag: 'tasks',
+  summary: 'One run with every state it went through and its deliveries (the id is percent-encoded: run%2F…)',
+  scopes: Operation.ReadTasks,
+  params: z.object({ id: z.string().min(1).max(300) }),
+  responses: { 200: RunDetail },
+  errors: [400, 401, 403, 404, 503],
+});
+
+export const previewSchedule = defineRoute({
+  method: 'get',
+  path: '/v1/schedules/preview',
+  tag: 'tasks',
+  summary: 'The fire times of a cron expression in a time zone, under the declared time-zone policy (UTC, `from` exclusive)',
+  scopes: Operation.ReadTasks,
+  query: z.object({
+    cron: cronExpression,
+    timezone: timezone.default('UTC'),
+    dom_dow: z.enum(['or', 'and']).default('or'),
+    from: isoInstant.optional().describe('default now'),
+    count: limitParam(LIMITS.schedulePreviewMax).optional(),
+  }),
+  responses: { 200: z.object({ fire_times: z.array(z.string()), timezone: z.string(), description: z.string() }) },
+  errors: [400, 401, 403],
+});
+
+export const taskRoutes = {
+  createTask,
+  listTasks,
+  getTask,
+  patchTask,
+  deleteTask,
+  pauseTask,
+  resumeTask,
+  triggerTask,
+  listTaskRuns,
+  listRuns,
+  getRun,
+  previewSchedule,
+} as const;

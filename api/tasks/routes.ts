@@ -1,0 +1,209 @@
+/** The /v1 scheduled-task routes: tasks, their runs, and the schedule preview. */
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import type { TaskClient } from '../../clients/tasks';
+import { DomainError, ErrorCode } from '../../lib/domain/errors';
+import { LIMITS } from '../../lib/domain/limits';
+import { describeCron, describeTrigger, schedulerWorkflowId, taskDefinitionProblems, taskErrors, type TaskDefinition } from '../../lib/domain/tasks';
+import { cronFireTimes, fireTimes, previewCount } from '../../lib/schedule';
+import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
+import type { KeyStore } from '../auth';
+import { jsonBody, parse, queryObject } from '../http';
+import { route } from '../router';
+import {
+  CreateTaskBody,
+  createTask,
+  deleteTask,
+  getRun,
+  getTask,
+  listRuns,
+  listTaskRuns,
+  listTasks,
+  patchTask,
+  pauseTask,
+  previewSchedule,
+  resumeTask,
+  triggerTask,
+} from './contract';
+
+export interface TaskDeps {
+  tasks: TaskClient;
+  store: TaskStore;
+  keys: KeyStore;
+}
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** Parses a whole definition (create, or the result of a patch) and applies the domain rules; nothing is stored on a refusal. */
+function definitionOf(body: unknown, nowMs: number): { definition: TaskDefinition; enabled: boolean } {
+  const b = parse(CreateTaskBody, body);
+  const { enabled, ...rest } = b;
+  const id = rest.task_id ?? `task-${randomUUID()}`;
+  const definition = { ...rest, task_id: id, name: rest.name ?? id } as TaskDefinition;
+  const problems = taskDefinitionProblems(definition);
+  if (definition.trigger.type === 'at' && Date.parse(definition.trigger.at) <= nowMs) problems.push({ field: 'trigger.at', reason: 'is in the past' });
+  if (problems.length) throw new DomainError(ErrorCode.Validation, problems.map((p) => `${p.field}: ${p.reason}`).join('; '), problems);
+  return { definition, enabled };
+}
+
+export function taskRouter({ tasks, store, keys }: TaskDeps): Router {
+  const r = Router();
+
+  async function mustExist(id: string): Promise<TaskRow> {
+    const t = await store.getTask(id);
+    if (!t) throw taskErrors.notFound(id);
+    return t;
+  }
+  const idOf = (raw: string | string[] | undefined) => parse(getTask.params.shape.id, raw, 'task_id');
+
+  function nextFires(t: TaskRow, n: number): number[] {
+    if (!t.enabled || t.deleted) return [];
+    const d = t.definition;
+    const now = Date.now();
+    const lastStart = t.last_run?.started_at?.getTime();
+    return fireTimes(d.trigger, d.calendar, now, n, Infinity, { lastFireMs: lastStart ?? t.created_at.getTime() });
+  }
+
+  function describe(t: TaskRow) {
+    const next = nextFires(t, 1)[0];
+    return {
+      task_id: t.task_id,
+      name: t.definition.name,
+      status: t.status,
+      enabled: t.enabled,
+      deleted: t.deleted,
+      version: t.version,
+      definition: t.definition as unknown as Record<string, unknown>,
+      trigger_text: describeTrigger(t.definition.trigger),
+      last_run: t.last_run
+        ? { run_id: t.last_run.run_id, status: t.last_run.status, scheduled_at: t.last_run.nominal_at.toISOString(), started_at: iso(t.last_run.started_at), finished_at: iso(t.last_run.finished_at) }
+        : null,
+      next_run: next === undefined ? null : new Date(next).toISOString(),
+      created_at: t.created_at.toISOString(),
+      updated_at: t.updated_at.toISOString(),
+      last_change: { action: t.last_action, reason: t.reason },
+    };
+  }
+
+  async function detail(t: TaskRow) {
+    const [history, state] = await Promise.all([store.history(t.task_id), t.deleted ? undefined : tasks.schedulerState(t.task_id)]);
+    return {
+      ...describe(t),
+      next_fire_times: nextFires(t, LIMITS.taskNextFireTimesShown).map((x) => new Date(x).toISOString()),
+      history: history.map((h) => ({ ...h, recorded_at: h.recorded_at.toISOString() })),
+      scheduler: {
+        workflow_id: schedulerWorkflowId(t.task_id),
+        running_runs: state?.running ?? null,
+        next_fire_at: state?.nextFireMs ? new Date(state.nextFireMs).toISOString() : null,
+      },
+    };
+  }
+
+  const runOf = (x: RunRow) => ({
+    run_id: x.run_id,
+    task_id: x.task_id,
+    status: x.status,
+    reason: x.reason,
+    trigger: x.trigger,
+    scheduled_at: x.nominal_at.toISOString(),
+    started_at: iso(x.started_at),
+    finished_at: iso(x.finished_at),
+    lateness_ms: x.lateness_ms,
+    duration_ms: x.duration_ms,
+    attempt: x.attempt,
+    processed: x.processed,
+    error_count: x.error_count,
+    summary: x.summary,
+    result: (x.result ?? null) as never,
+    needs_attention: x.needs_attention,
+    updated_at: x.recorded_at.toISOString(),
+  });
+
+  route(r, keys, createTask, async (req, res) => {
+    const { definition, enabled } = definitionOf(jsonBody(req), Date.now());
+    const t = await tasks.create(definition, enabled);
+    res.status(201).location(`/v1/tasks/${encodeURIComponent(t.task_id)}`).json(await detail(t));
+  });
+
+  route(r, keys, listTasks, async (req, res) => {
+    const q = parse(listTasks.query, queryObject(req));
+    const limit = q.limit ?? LIMITS.pageDefault;
+    const rows = await store.listTasks({ status: q.status, tag: q.tag, enabled: q.enabled, afterTaskId: q.cursor, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    res.json({ tasks: page.map(describe), next_cursor: rows.length > limit ? page[page.length - 1].task_id : null });
+  });
+
+  route(r, keys, getTask, async (req, res) => {
+    res.json(await detail(await mustExist(idOf(req.params.id))));
+  });
+
+  route(r, keys, patchTask, async (req, res) => {
+    const current = await mustExist(idOf(req.params.id));
+    if (current.deleted) throw taskErrors.deleted(current.task_id);
+    const patch = parse(patchTask.body, jsonBody(req)) as Record<string, unknown>;
+    // The raw body, so the merged definition is validated exactly as a create would be.
+    const raw = jsonBody(req) as Record<string, unknown>;
+    const merged: Record<string, unknown> = { ...current.definition, enabled: current.enabled };
+    for (const k of Object.keys(patch)) {
+      if (raw[k] === null) delete merged[k];
+      else merged[k] = raw[k];
+    }
+    merged.task_id = current.task_id;
+    const { definition, enabled } = definitionOf(merged, Date.now());
+    res.json(await detail(await tasks.update(current, definition, enabled)));
+  });
+
+  route(r, keys, deleteTask, async (req, res) => {
+    res.json(await detail(await tasks.delete(await mustExist(idOf(req.params.id)))));
+  });
+
+  route(r, keys, pauseTask, async (req, res) => {
+    res.json(await detail(await tasks.pause(await mustExist(idOf(req.params.id)))));
+  });
+
+  route(r, keys, resumeTask, async (req, res) => {
+    res.json(await detail(await tasks.resume(await mustExist(idOf(req.params.id)))));
+  });
+
+  route(r, keys, triggerTask, async (req, res) => {
+    const { runId } = await tasks.trigger(await mustExist(idOf(req.params.id)));
+    const url = `/v1/runs/${encodeURIComponent(runId)}`;
+    res.status(202).location(url).json({ run_id: runId, url });
+  });
+
+  route(r, keys, listTaskRuns, async (req, res) => {
+    const t = await mustExist(idOf(req.params.id));
+    const q = parse(listTaskRuns.query, queryObject(req));
+    res.json({ runs: (await store.runsOfTask(t.task_id, q.limit ?? LIMITS.pageDefault)).map(runOf) });
+  });
+
+  route(r, keys, listRuns, async (req, res) => {
+    const q = parse(listRuns.query, queryObject(req));
+    res.json({ runs: (await store.listRuns({ status: q.status, taskId: q.task_id, limit: q.limit ?? LIMITS.pageDefault })).map(runOf) });
+  });
+
+  route(r, keys, getRun, async (req, res) => {
+    const id = parse(getRun.params.shape.id, req.params.id, 'run_id');
+    const run = await store.getRun(id);
+    if (!run) throw taskErrors.runNotFound(id);
+    const [log, deliveries] = await Promise.all([store.runLog(id), store.deliveries(id)]);
+    res.json({
+      ...runOf(run),
+      log: log.map((l) => ({ status: l.status, attempt: l.attempt, reason: l.reason, recorded_at: l.recorded_at.toISOString() })),
+      deliveries: deliveries.map((d) => ({ ...d, recorded_at: d.recorded_at.toISOString() })),
+    });
+  });
+
+  route(r, keys, previewSchedule, (req, res) => {
+    const q = parse(previewSchedule.query, queryObject(req));
+    const from = q.from ? Date.parse(q.from) : Date.now();
+    const times = cronFireTimes({ expression: q.cron, timezone: q.timezone, dom_dow: q.dom_dow }, from, previewCount(q.count));
+    res.json({
+      fire_times: times.map((t) => new Date(t).toISOString()),
+      timezone: q.timezone,
+      description: `${describeCron(q.cron, q.dom_dow) ?? `cron "${q.cron}"`} (${q.timezone})`,
+    });
+  });
+
+  return r;
+}

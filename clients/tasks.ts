@@ -1,0 +1,127 @@
+/**
+ * The typed client for scheduled tasks: create, change, pause, resume, delete and trigger a
+ * task. Every change is written to the task history first (the store decides conflicts by
+ * version), then sent to the task's scheduler workflow with signal-with-start, so a scheduler
+ * that is missing (never started, or lost) is started again from the stored state. SDK
+ * failures come out as DomainErrors, classified by type.
+ */
+import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { Pool } from 'pg';
+import { DomainError, ErrorCode } from '../lib/domain/errors';
+import { TaskAction, manualRunId, schedulerWorkflowId, taskErrors, type TaskDefinition } from '../lib/domain/tasks';
+import { RunStatusKey, TaskIdKey } from '../lib/search-attributes';
+import { TaskStore, type TaskRow } from '../lib/store/tasks';
+import { RunQueues, SchedulerState, TaskChange, changedSignal, schedulerStateQuery } from '../workflows/tasks/messages';
+import { taskRunWorkflow } from '../workflows/tasks/run';
+import { taskSchedulerWorkflow } from '../workflows/tasks/scheduler';
+
+export interface TaskClientOptions {
+  client: Client;
+  pool: Pool;
+  /** The main task queue: schedulers run here. */
+  taskQueue: string;
+  runQueues: RunQueues;
+}
+
+export class TaskClient {
+  private readonly store: TaskStore;
+
+  constructor(private readonly opts: TaskClientOptions) {
+    this.store = new TaskStore(opts.pool);
+  }
+
+  /** Stores a validated definition (version 1) and starts its scheduler. */
+  async create(definition: TaskDefinition, enabled: boolean): Promise<TaskRow> {
+    const row = await this.store.appendHistory({ taskId: definition.task_id, expectedVersion: 0, action: TaskAction.Create, definition, enabled });
+    await this.notify(row);
+    return row;
+  }
+
+  async update(current: TaskRow, definition: TaskDefinition, enabled?: boolean): Promise<TaskRow> {
+    return this.change(current, TaskAction.Update, definition, enabled ?? current.enabled);
+  }
+
+  pause(current: TaskRow): Promise<TaskRow> {
+    return this.change(current, TaskAction.Pause, current.definition, false);
+  }
+
+  resume(current: TaskRow): Promise<TaskRow> {
+    return this.change(current, TaskAction.Resume, current.definition, true);
+  }
+
+  /** Deletes the task: its scheduler ends; history and runs stay readable. */
+  async delete(current: TaskRow): Promise<TaskRow> {
+    if (current.deleted) throw taskErrors.deleted(current.task_id);
+    const row = await this.store.appendHistory({ taskId: current.task_id, expectedVersion: current.version, action: TaskAction.Delete, definition: current.definition, enabled: false, deleted: true });
+    try {
+      await this.opts.client.workflow.getHandle(schedulerWorkflowId(row.task_id)).signal(changedSignal, changeOf(row));
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw this.classify(err);
+    }
+    return row;
+  }
+
+  /** Runs the task now, with a run id of its own (the article's testing tip); works on a paused task too. */
+  async trigger(current: TaskRow): Promise<{ runId: string }> {
+    if (current.deleted) throw taskErrors.deleted(current.task_id);
+    const d = current.definition;
+    const nowMs = Date.now();
+    const runId = manualRunId(d.task_id, nowMs);
+    try {
+      await this.opts.client.workflow.start(taskRunWorkflow, {
+        workflowId: runId,
+        taskQueue: d.priority === 'core' ? this.opts.runQueues.core : this.opts.runQueues.default,
+        args: [{ taskId: d.task_id, runId, definition: d, nominalMs: nowMs, trigger: 'manual', schedulerId: schedulerWorkflowId(d.task_id) }],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: TaskIdKey, value: d.task_id },
+          { key: RunStatusKey, value: 'running' },
+        ]),
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw this.classify(err);
+    }
+    return { runId };
+  }
+
+  /** The scheduler's own view (next fire time, running runs), or undefined when it does not answer. */
+  async schedulerState(taskId: string): Promise<SchedulerState | undefined> {
+    try {
+      return await this.opts.client.withDeadline(Date.now() + 3000, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery));
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async change(current: TaskRow, action: TaskAction, definition: TaskDefinition, enabled: boolean): Promise<TaskRow> {
+    if (current.deleted) throw taskErrors.deleted(current.task_id);
+    const row = await this.store.appendHistory({ taskId: current.task_id, expectedVersion: current.version, action, definition, enabled });
+    await this.notify(row);
+    return row;
+  }
+
+  /** Tells the scheduler the stored state; starts it from that state when it is not running. */
+  private async notify(row: TaskRow): Promise<void> {
+    const change = changeOf(row);
+    try {
+      await this.opts.client.workflow.signalWithStart(taskSchedulerWorkflow, {
+        workflowId: schedulerWorkflowId(row.task_id),
+        taskQueue: this.opts.taskQueue,
+        args: [{ ...change, version: 0, taskId: row.task_id, cursorMs: Date.now(), runQueues: this.opts.runQueues }],
+        signal: changedSignal,
+        signalArgs: [change],
+        typedSearchAttributes: new TypedSearchAttributes([{ key: TaskIdKey, value: row.task_id }]),
+      });
+    } catch (err) {
+      throw this.classify(err);
+    }
+  }
+
+  private classify(err: unknown): DomainError {
+    if (err instanceof DomainError) return err;
+    return new DomainError(ErrorCode.Unavailable, `the task was stored, but its scheduler could not be reached: ${(err as Error).message}; send the change again (PATCH with the same fields) to retry`);
+  }
+}
+
+const changeOf = (row: TaskRow): TaskChange => ({ version: row.version, definition: row.definition, enabled: row.enabled, deleted: row.deleted });

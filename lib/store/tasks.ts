@@ -1,0 +1,277 @@
+/**
+ * All SQL for scheduled tasks: the task history (every change, append-only; the `tasks`
+ * view is the current state), the execution log (`task_run_log`, one row per state a run
+ * reaches; `task_runs_current` its newest row per run) and deliveries. The API's reads and
+ * writes of task definitions and the task activities come here; nothing above writes SQL.
+ */
+import type { Pool } from 'pg';
+import { DomainError, ErrorCode } from '../domain/errors';
+import type { RunMemoryEntry, RunStatus, RunTrigger, TaskAction, TaskDefinition, TaskStatus } from '../domain/tasks';
+import { taskErrors } from '../domain/tasks';
+
+export interface TaskRow {
+  task_id: string;
+  version: number;
+  last_action: TaskAction;
+  definition: TaskDefinition;
+  enabled: boolean;
+  deleted: boolean;
+  reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+  status: TaskStatus;
+  last_run: { run_id: string; status: RunStatus; nominal_at: Date; started_at: Date | null; finished_at: Date | null } | null;
+}
+
+export interface RunLogInput {
+  runId: string;
+  taskId: string;
+  status: RunStatus;
+  reason?: string;
+  trigger: RunTrigger;
+  nominalMs: number;
+  startedMs?: number;
+  finishedMs?: number;
+  attempt: number;
+  processed?: number;
+  errorCount?: number;
+  summary?: string;
+  result?: unknown;
+  needsAttention?: boolean;
+}
+
+export interface RunRow {
+  run_id: string;
+  task_id: string;
+  status: RunStatus;
+  reason: string | null;
+  trigger: RunTrigger;
+  nominal_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  lateness_ms: number | null;
+  duration_ms: number | null;
+  attempt: number;
+  processed: number | null;
+  error_count: number | null;
+  summary: string | null;
+  result: unknown;
+  needs_attention: boolean;
+  recorded_at: Date;
+}
+
+export interface DeliveryRow {
+  target: number;
+  type: string;
+  ok: boolean;
+  detail: string | null;
+  recorded_at: Date;
+}
+
+function rowToTask(r: Record<string, unknown>): TaskRow {
+  return {
+    task_id: r.task_id as string,
+    version: Number(r.version),
+    last_action: r.last_action as TaskAction,
+    definition: r.definition as TaskDefinition,
+    enabled: r.enabled as boolean,
+    deleted: r.deleted as boolean,
+    reason: (r.reason as string | null) ?? null,
+    created_at: r.created_at as Date,
+    updated_at: r.updated_at as Date,
+    status: ((r.last_run_status as TaskStatus | null) ?? 'pending') as TaskStatus,
+    last_run: r.last_run_id
+      ? {
+          run_id: r.last_run_id as string,
+          status: r.last_run_status as RunStatus,
+          nominal_at: r.last_run_nominal_at as Date,
+          started_at: (r.last_run_started_at as Date | null) ?? null,
+          finished_at: (r.last_run_finished_at as Date | null) ?? null,
+        }
+      : null,
+  };
+}
+
+const RUN_COLUMNS =
+  'run_id, task_id, status, reason, trigger, nominal_at, COALESCE(first_started_at, started_at) AS started_at, finished_at, lateness_ms, duration_ms, attempt, processed, error_count, summary, result, needs_attention, recorded_at';
+
+export interface TaskFilter {
+  status?: TaskStatus;
+  tag?: string;
+  enabled?: boolean;
+  includeDeleted?: boolean;
+  limit: number;
+  afterTaskId?: string;
+}
+
+export class TaskStore {
+  constructor(private readonly pool: Pool) {}
+
+  async getTask(taskId: string): Promise<TaskRow | undefined> {
+    const r = await this.pool.query('SELECT * FROM tasks WHERE task_id = $1', [taskId]);
+    return r.rows[0] ? rowToTask(r.rows[0]) : undefined;
+  }
+
+  async listTasks(f: TaskFilter): Promise<TaskRow[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const arg = (v: unknown) => (args.push(v), `$${args.length}`);
+    if (!f.includeDeleted) where.push('NOT deleted');
+    if (f.status) where.push(f.status === 'pending' ? 'last_run_status IS NULL' : `last_run_status = ${arg(f.status)}`);
+    if (f.tag) where.push(`definition->'tags' ? ${arg(f.tag)}`);
+    if (f.enabled !== undefined) where.push(`enabled = ${arg(f.enabled)}`);
+    if (f.afterTaskId) where.push(`task_id > ${arg(f.afterTaskId)}`);
+    const r = await this.pool.query(
+      `SELECT * FROM tasks ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY task_id LIMIT ${arg(f.limit)}`,
+      args,
+    );
+    return r.rows.map(rowToTask);
+  }
+
+  /**
+   * Appends a change to a task's history. `expectedVersion` is the version the change was
+   * decided on (0 for a create): a concurrent change makes this a conflict, nothing written.
+   */
+  async appendHistory(c: { taskId: string; expectedVersion: number; action: TaskAction; definition: TaskDefinition; enabled: boolean; deleted?: boolean; reason?: string }): Promise<TaskRow> {
+    try {
+      await this.pool.query(
+        `INSERT INTO task_history (task_id, version, action, definition, enabled, deleted, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [c.taskId, c.expectedVersion + 1, c.action, JSON.stringify(c.definition), c.enabled, c.deleted ?? false, c.reason ?? null],
+      );
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') {
+        if (c.expectedVersion === 0) throw taskErrors.exists(c.taskId);
+        throw new DomainError(ErrorCode.ConcurrencyConflict, `task ${c.taskId} changed at the same time; nothing was stored: retry`);
+      }
+      throw err;
+    }
+    return (await this.getTask(c.taskId))!;
+  }
+
+  async history(taskId: string): Promise<{ version: number; action: TaskAction; enabled: boolean; deleted: boolean; reason: string | null; recorded_at: Date }[]> {
+    const r = await this.pool.query('SELECT version, action, enabled, deleted, reason, recorded_at FROM task_history WHERE task_id = $1 ORDER BY version', [taskId]);
+    return r.rows;
+  }
+
+  // ---- the execution log ---------------------------------------------------------------
+
+  async recordRun(e: RunLogInput): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO task_run_log (run_id, task_id, status, reason, trigger, nominal_at, started_at, finished_at, lateness_ms, duration_ms,
+                                 attempt, processed, error_count, summary, result, needs_attention)
+       VALUES ($1, $2, $3, $4, $5, to_timestamp($6 / 1000.0), to_timestamp($7 / 1000.0), to_timestamp($8 / 1000.0), $9, $10, $11, $12, $13, $14, $15, $16)
+       ON CONFLICT (run_id, status, attempt) DO NOTHING`,
+      [
+        e.runId,
+        e.taskId,
+        e.status,
+        e.reason ?? null,
+        e.trigger,
+        e.nominalMs,
+        e.startedMs ?? null,
+        e.finishedMs ?? null,
+        e.startedMs !== undefined ? e.startedMs - e.nominalMs : null,
+        e.startedMs !== undefined && e.finishedMs !== undefined ? e.finishedMs - e.startedMs : null,
+        e.attempt,
+        e.processed ?? null,
+        e.errorCount ?? null,
+        e.summary ?? null,
+        e.result === undefined ? null : JSON.stringify(e.result),
+        e.needsAttention ?? false,
+      ],
+    );
+  }
+
+  async getRun(runId: string): Promise<RunRow | undefined> {
+    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current WHERE run_id = $1`, [runId]);
+    return r.rows[0];
+  }
+
+  /** A task's runs, newest fire time first. */
+  async runsOfTask(taskId: string, limit: number): Promise<RunRow[]> {
+    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current WHERE task_id = $1 ORDER BY nominal_at DESC, id DESC LIMIT $2`, [taskId, limit]);
+    return r.rows;
+  }
+
+  /** Runs by status; `needs_attention` is the queue of runs that failed for good. */
+  async listRuns(f: { status?: RunStatus | 'needs_attention'; taskId?: string; limit: number }): Promise<RunRow[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const arg = (v: unknown) => (args.push(v), `$${args.length}`);
+    if (f.status === 'needs_attention') where.push('needs_attention');
+    else if (f.status) where.push(`status = ${arg(f.status)}`);
+    if (f.taskId) where.push(`task_id = ${arg(f.taskId)}`);
+    const r = await this.pool.query(
+      `SELECT ${RUN_COLUMNS} FROM task_runs_current ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY recorded_at DESC LIMIT ${arg(f.limit)}`,
+      args,
+    );
+    return r.rows;
+  }
+
+  /** Every state one run went through, oldest first. */
+  async runLog(runId: string): Promise<RunRow[]> {
+    const r = await this.pool.query(`SELECT ${RUN_COLUMNS.replace('COALESCE(first_started_at, started_at)', 'started_at')} FROM task_run_log WHERE run_id = $1 ORDER BY id`, [runId]);
+    return r.rows;
+  }
+
+  /** The last finished runs before `beforeRunId`, newest first: what the agent remembers. */
+  async memory(taskId: string, excludeRunId: string, n: number): Promise<RunMemoryEntry[]> {
+    if (n <= 0) return [];
+    const r = await this.pool.query(
+      `SELECT c.nominal_at, c.status, c.processed, c.error_count, c.summary,
+              EXISTS (SELECT 1 FROM task_deliveries d WHERE d.run_id = c.run_id AND d.ok) AS delivered
+         FROM task_runs_current c
+        WHERE c.task_id = $1 AND c.run_id <> $2 AND c.status IN ('success', 'failed', 'skipped')
+        ORDER BY c.nominal_at DESC LIMIT $3`,
+      [taskId, excludeRunId, n],
+    );
+    return r.rows.map((x) => ({
+      nominal_ms: (x.nominal_at as Date).getTime(),
+      status: x.status,
+      processed: x.processed,
+      error_count: x.error_count,
+      summary: x.summary,
+      delivered: x.delivered,
+    }));
+  }
+
+  /** Start of the newest run before this one, for "time since the last run". */
+  async lastStartBefore(taskId: string, excludeRunId: string): Promise<number | undefined> {
+    const r = await this.pool.query(
+      `SELECT max(started_at) AS t FROM task_run_log WHERE task_id = $1 AND run_id <> $2 AND started_at IS NOT NULL`,
+      [taskId, excludeRunId],
+    );
+    return r.rows[0]?.t ? (r.rows[0].t as Date).getTime() : undefined;
+  }
+
+  /** Failed runs in a row, counting back from the newest finished run. */
+  async consecutiveFailures(taskId: string): Promise<number> {
+    const r = await this.pool.query(
+      `SELECT status FROM task_runs_current WHERE task_id = $1 AND status IN ('success', 'failed') ORDER BY recorded_at DESC LIMIT 1000`,
+      [taskId],
+    );
+    let n = 0;
+    for (const row of r.rows) {
+      if (row.status !== 'failed') break;
+      n++;
+    }
+    return n;
+  }
+
+  async recordDelivery(d: { runId: string; taskId: string; target: number; type: string; ok: boolean; detail?: string }): Promise<void> {
+    await this.pool.query('INSERT INTO task_deliveries (run_id, task_id, target, type, ok, detail) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, target) WHERE ok DO NOTHING', [
+      d.runId,
+      d.taskId,
+      d.target,
+      d.type,
+      d.ok,
+      d.detail?.slice(0, 1000) ?? null,
+    ]);
+  }
+
+  /** Targets that already took this run's result: a retried delivery activity skips them. */
+  async deliveries(runId: string): Promise<DeliveryRow[]> {
+    const r = await this.pool.query('SELECT target, type, ok, detail, recorded_at FROM task_deliveries WHERE run_id = $1 ORDER BY id', [runId]);
+    return r.rows;
+  }
+}

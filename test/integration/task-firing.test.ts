@@ -1,0 +1,206 @@
+/**
+ * Scheduled tasks firing for real: a 6-field cron with seconds, the retry ladder on durable
+ * timers (scaled down), the timeout, overlap skip, the answer protocol's one re-ask,
+ * delivery (idempotency key, signature, SSRF guard) and the session link. Real Temporal and
+ * PostgreSQL; local HTTP servers stand in for the LLM endpoint and the receivers.
+ */
+import { createHmac } from 'node:crypto';
+import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer, Received } from '../support/fake-services';
+
+let sys: TestSystem;
+const servers: FakeServer[] = [];
+let counter = 0;
+const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+
+beforeAll(async () => {
+  sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await sys?.stop();
+});
+
+async function server(h: Parameters<typeof fakeServer>[0]): Promise<FakeServer> {
+  const s = await fakeServer(h);
+  servers.push(s);
+  return s;
+}
+
+/** A webhook agent that answers with the protocol object for whatever task asked. */
+const answering = (extra: (n: number) => Record<string, unknown> = () => ({})) => (r: Received, n: number) => ({ body: protocolAnswer(JSON.parse(r.body).task_id, extra(n)) });
+
+async function createTask(body: Record<string, unknown>) {
+  const r = await call(sys.baseUrl, 'POST', '/v1/tasks', body);
+  if (r.status !== 201) throw new Error(`create refused: ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+const runs = async (taskId: string) => (await call(sys.baseUrl, 'GET', `/v1/tasks/${taskId}/runs?limit=1000`)).body.runs as any[];
+const run = async (runId: string) => (await call(sys.baseUrl, 'GET', `/v1/runs/${encodeURIComponent(runId)}`)).body;
+const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+
+test('a 6-field cron with seconds fires for real, one run per fire time with id run/<task>/<nominal UTC>, and stops when paused', async () => {
+  const agent = await server(answering());
+  const id = uid('every2s');
+  await createTask({ task_id: id, trigger: { type: 'cron', expression: '*/2 * * * * *', timezone: 'Europe/Berlin' }, agent: { type: 'webhook', url: agent.url, prompt_template: 'tick {{scheduled_at}}' } });
+  const done = await eventually(async () => {
+    const rs = (await runs(id)).filter((r) => r.status === 'success');
+    return rs.length >= 2 ? rs : undefined;
+  }, 12_000);
+  for (const r of done) {
+    expect(r.run_id).toBe(`run/${id}/${r.scheduled_at}`);
+    expect(new Date(r.scheduled_at).getUTCSeconds() % 2).toBe(0);
+    expect(new Date(r.scheduled_at).getUTCMilliseconds()).toBe(0);
+    expect(r.trigger).toBe('schedule');
+    expect(r.lateness_ms).toBeGreaterThanOrEqual(0);
+    expect(r.lateness_ms).toBeLessThan(2000);
+  }
+  // The agent's prompt had the template rendered with the nominal time.
+  expect(agent.received.some((x) => JSON.parse(x.body).prompt === `tick ${done[0].scheduled_at}`)).toBe(true);
+  expect(new Set(done.map((r) => r.run_id)).size).toBe(done.length);
+
+  await call(sys.baseUrl, 'POST', `/v1/tasks/${id}/pause`);
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = (await runs(id)).length;
+  await new Promise((r) => setTimeout(r, 3000));
+  expect((await runs(id)).length).toBe(before);
+});
+
+test('retries follow the backoff list as durable timers, then succeed; an `at` task completes and is kept', async () => {
+  const agent = await server((r, n) => (n <= 2 ? { status: 500, body: { error: 'overloaded' } } : answering()(r, n)));
+  const id = uid('retry');
+  await createTask({ task_id: id, trigger: { type: 'at', at: inSeconds(1) }, agent: { type: 'webhook', url: agent.url, prompt_template: 'go' }, retry: { max_attempts: 3, backoff_seconds: [0.5, 1.5] } });
+  const r = await eventually(async () => (await runs(id)).find((x) => x.status === 'success'), 15_000);
+  const detail = await run(r.run_id);
+  expect(detail.log.map((l: { status: string; attempt: number }) => `${l.status}:${l.attempt}`)).toEqual(['running:1', 'retry:1', 'retry:2', 'success:3']);
+  expect(detail.log[1].reason).toMatch(/HTTP 500/);
+  const gaps = agent.received.slice(1).map((x, i) => x.at - agent.received[i].at);
+  expect(gaps[0]).toBeGreaterThanOrEqual(500);
+  expect(gaps[1]).toBeGreaterThanOrEqual(1500);
+  const task = await eventually(async () => {
+    const t = (await call(sys.baseUrl, 'GET', `/v1/tasks/${id}`)).body;
+    return t.last_change.action === 'complete' ? t : undefined;
+  });
+  expect(task).toMatchObject({ enabled: false, deleted: false, status: 'success', next_fire_times: [] });
+});
+
+test('a run that outlives timeout_s fails as timed_out, enters the needs-attention queue, alerts, and auto-disables the task', async () => {
+  const agent = await server(() => ({ body: {}, delayMs: 3000 }));
+  const alert = await server(() => ({ body: { ok: true } }));
+  const id = uid('slow');
+  await createTask({
+    task_id: id,
+    trigger: { type: 'at', at: inSeconds(1) },
+    agent: { type: 'webhook', url: agent.url, prompt_template: 'go' },
+    timeout_s: 1,
+    auto_disable_after: 1,
+    alert: { url: alert.url },
+  });
+  const r = await eventually(async () => (await runs(id)).find((x) => x.status === 'failed'), 15_000);
+  expect(r.reason).toMatch(/timed_out/);
+  expect(r.needs_attention).toBe(true);
+  const queue = (await call(sys.baseUrl, 'GET', `/v1/runs?status=needs_attention&task_id=${id}`)).body.runs;
+  expect(queue.map((x: { run_id: string }) => x.run_id)).toEqual([r.run_id]);
+  await eventually(async () => alert.received.length === 1);
+  expect(JSON.parse(alert.received[0].body)).toMatchObject({ event: 'task_run_failed', task_id: id, run_id: r.run_id });
+  const task = await eventually(async () => {
+    const t = (await call(sys.baseUrl, 'GET', `/v1/tasks/${id}`)).body;
+    return t.last_change.action === 'auto_disable' ? t : undefined;
+  });
+  expect(task.enabled).toBe(false);
+  expect(task.last_change.reason).toMatch(/disabled after 1 failed runs in a row/);
+});
+
+test('overlap skip: a fire time that comes while the previous run is still running is recorded as skipped, never run alongside', async () => {
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const agent = await server(async (r) => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    await new Promise((ok) => setTimeout(ok, 2500));
+    inFlight--;
+    return answering()(r, 0);
+  });
+  const id = uid('overlap');
+  await createTask({ task_id: id, trigger: { type: 'interval', every_s: 1, mode: 'aligned' }, agent: { type: 'webhook', url: agent.url, prompt_template: 'go' }, overlap: 'skip' });
+  const all = await eventually(async () => {
+    const rs = await runs(id);
+    return rs.filter((x) => x.status === 'success').length >= 1 && rs.filter((x) => x.status === 'skipped').length >= 2 ? rs : undefined;
+  }, 15_000);
+  await call(sys.baseUrl, 'DELETE', `/v1/tasks/${id}`);
+  expect(maxInFlight).toBe(1);
+  const skipped = all.filter((x) => x.status === 'skipped');
+  expect(skipped[0].reason).toMatch(/overlap skip: the previous run .* is still running/);
+  // Every fire time is accounted for exactly once, on the aligned 1-second grid.
+  const nominal = all.map((x) => Date.parse(x.scheduled_at)).sort((a, b) => a - b);
+  for (const [i, t] of nominal.entries()) {
+    expect(t % 1000).toBe(0);
+    if (i > 0) expect(t - nominal[i - 1]).toBe(1000);
+  }
+});
+
+test('an answer outside the protocol is asked for again once with the validation error; a second bad answer fails the run', async () => {
+  const llm = await server((r) => {
+    const body = JSON.parse(r.body);
+    const taskId = /task_id is "([^"]+)"/.exec(body.messages[0].content)![1];
+    const stubborn = taskId.startsWith('stubborn');
+    return { body: chatAnswer(body.messages.length === 2 || stubborn ? 'Sure! Here is your summary: all fine.' : protocolAnswer(taskId)) };
+  });
+  const ok = uid('reask');
+  const bad = uid('stubborn');
+  for (const id of [ok, bad]) await createTask({ task_id: id, trigger: { type: 'at', at: inSeconds(1) }, agent: { type: 'openai', base_url: llm.url, model: 'm', prompt_template: 'go' } });
+  const good = await eventually(async () => (await runs(ok)).find((x) => x.status === 'success'));
+  expect(good.summary).toBe('all good');
+  const second = llm.received.filter((x) => x.body.includes(`task_id is \\"${ok}\\"`))[1];
+  const msgs = JSON.parse(second.body).messages;
+  expect(msgs).toHaveLength(4);
+  expect(msgs[3].content).toMatch(/does not follow the protocol: the answer is not a JSON object/);
+  const failed = await eventually(async () => (await runs(bad)).find((x) => x.status === 'failed'));
+  expect(failed.reason).toMatch(/invalid_answer: .*also when asked again/);
+  expect(llm.received.filter((x) => x.body.includes(`task_id is \\"${bad}\\"`))).toHaveLength(2);
+});
+
+test('delivery: JSON with Idempotency-Key and HMAC signature, markdown, the SSRF guard refusing a local name, and the session timeline', async () => {
+  const agent = await server(answering());
+  const hook = await server(() => ({ body: { ok: true } }));
+  const sessionId = uniqueSessionId('tasklink');
+  expect((await call(sys.baseUrl, 'POST', '/v1/sessions', { session_id: sessionId })).status).toBe(201);
+  const id = uid('deliver');
+  const secret = 'shh-its-a-secret';
+  await createTask({
+    task_id: id,
+    name: 'Digest',
+    trigger: { type: 'at', at: inSeconds(1) },
+    agent: { type: 'webhook', url: agent.url, prompt_template: 'go' },
+    delivery: [
+      { type: 'webhook', url: `${hook.url}/json`, format: 'json', secret },
+      { type: 'webhook', url: `${hook.url}/md`, format: 'markdown' },
+      // localhost resolves to loopback and is not in OUTBOUND_ALLOW_HOSTS (only 127.0.0.1 is).
+      { type: 'webhook', url: hook.url.replace('127.0.0.1', 'localhost') + '/ssrf' },
+    ],
+    session_id: sessionId,
+  });
+  const r = await eventually(async () => {
+    const x = (await runs(id)).find((y) => y.status === 'success');
+    return x && (await run(x.run_id)).deliveries.length === 4 ? x : undefined;
+  });
+  const json = hook.received.find((x) => x.path === '/json')!;
+  expect(json.headers['idempotency-key']).toBe(r.run_id);
+  expect(json.headers['x-timekeeper-signature']).toBe(`sha256=${createHmac('sha256', secret).update(json.body).digest('hex')}`);
+  expect(JSON.parse(json.body)).toMatchObject({ run_id: r.run_id, task_id: id, task_name: 'Digest', status: 'success', attempt: 1, summary: 'all good', scheduled_at: r.scheduled_at });
+  const md = hook.received.find((x) => x.path === '/md')!;
+  expect(md.headers['content-type']).toMatch(/text\/markdown/);
+  expect(md.body).toMatch(/^## Digest\n\nall good/);
+  expect(md.headers['x-timekeeper-signature']).toBeUndefined();
+  expect(hook.received.some((x) => x.path === '/ssrf')).toBe(false);
+  const d = (await run(r.run_id)).deliveries;
+  expect(d.map((x: { ok: boolean }) => x.ok)).toEqual([true, true, false, true]);
+  expect(d[2].detail).toMatch(/private or local address/);
+  // The run is on the session's timeline as a TASK_RUN event, shown in words.
+  const ctx = (await call(sys.baseUrl, 'GET', `/v1/sessions/${sessionId}/context`)).body;
+  expect(ctx.text).toContain(`Scheduled task Digest (scheduled ${r.scheduled_at}): success: all good`);
+  // Clients cannot append TASK_RUN themselves.
+  const forged = await call(sys.baseUrl, 'POST', `/v1/sessions/${sessionId}/events`, { type: 'TASK_RUN', content: { task_id: 'x' } });
+  expect(forged.status).toBe(400);
+});

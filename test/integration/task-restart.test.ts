@@ -1,0 +1,129 @@
+/**
+ * Scheduled tasks across worker failures: a worker killed with SIGKILL mid-run loses no
+ * fire time and runs none twice; after a longer outage the misfire policy decides, with no
+ * burst of stale runs.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { call, startTestSystem, TestSystem } from '../support/system';
+import { eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+function spawnWorker(taskQueue: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOUND_ALLOW: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  workers.push(child);
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+    child.stdout!.on('data', (b: Buffer) => {
+      if (b.toString().includes('worker ready')) resolve(child);
+    });
+  });
+}
+const kill = (w: ChildProcess) =>
+  w.exitCode !== null || w.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((r) => {
+        w.once('exit', () => r());
+        w.kill('SIGKILL');
+      });
+
+let sys: TestSystem;
+let agent: FakeServer;
+const workers: ChildProcess[] = [];
+let counter = 0;
+const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+
+beforeAll(async () => {
+  sys = await startTestSystem({ worker: false });
+  // Answers after 700 ms, so a kill often lands mid-run.
+  agent = await fakeServer(async (r) => {
+    await new Promise((ok) => setTimeout(ok, 700));
+    return { body: protocolAnswer(JSON.parse(r.body).task_id) };
+  });
+});
+// A worker left over from a failed test must not serve the next one's queue.
+afterEach(() => Promise.all(workers.map(kill)));
+afterAll(async () => {
+  await Promise.all(workers.map(kill));
+  await agent?.close();
+  await sys?.stop();
+});
+
+const runs = async (taskId: string) => (await call(sys.baseUrl, 'GET', `/v1/tasks/${taskId}/runs?limit=1000`)).body.runs as any[];
+
+test('SIGKILL of the worker mid-run: every fire time is run or skipped exactly once, none lost, none stuck', async () => {
+  const q = sys.config.taskQueue;
+  let w = await spawnWorker(q);
+  const id = uid('crash');
+  const created = await call(sys.baseUrl, 'POST', '/v1/tasks', {
+    task_id: id,
+    trigger: { type: 'cron', expression: '*/2 * * * * *' },
+    agent: { type: 'webhook', url: agent.url, prompt_template: 'go' },
+    timeout_s: 3,
+    retry: { max_attempts: 2, backoff_seconds: [0] },
+    misfire_grace_s: 60,
+  });
+  expect(created.status).toBe(201);
+  await eventually(async () => (await runs(id)).some((r) => r.status === 'running'), 10_000, 50);
+  await kill(w);
+  await new Promise((r) => setTimeout(r, 3000));
+  w = await spawnWorker(q);
+  const upAt = Date.now();
+  // Firing goes on after the restart: wait for a run scheduled after it to succeed, then stop the task.
+  await eventually(async () => (await runs(id)).some((r) => r.status === 'success' && Date.parse(r.scheduled_at) > upAt), 40_000);
+  await call(sys.baseUrl, 'POST', `/v1/tasks/${id}/pause`);
+  const all = await eventually(async () => {
+    const rs = await runs(id);
+    return rs.every((r) => ['success', 'failed', 'skipped'].includes(r.status)) ? rs : undefined;
+  }, 30_000);
+  const nominal = all.map((r) => Date.parse(r.scheduled_at)).sort((a, b) => a - b);
+  expect(new Set(nominal).size).toBe(nominal.length);
+  for (let i = 1; i < nominal.length; i++) expect(nominal[i] - nominal[i - 1]).toBe(2000);
+  expect(all.filter((r) => r.status === 'success').length).toBeGreaterThanOrEqual(2);
+  // The log has one "running" row per run that started (none doubled by the crash).
+  const dup = await sys.pool.query(`SELECT run_id FROM task_run_log WHERE task_id = $1 GROUP BY run_id, status, attempt HAVING count(*) > 1`, [id]);
+  expect(dup.rows).toEqual([]);
+  await kill(w);
+}, 120_000);
+
+test.each([
+  ['run_latest', 1],
+  ['skip', 0],
+] as const)('after an outage longer than the grace, misfire %s runs %i of the missed fire times and skips the rest', async (policy, expectedMisfireRuns) => {
+  const q = sys.config.taskQueue;
+  let w = await spawnWorker(q);
+  const id = uid(`misfire-${policy}`);
+  await call(sys.baseUrl, 'POST', '/v1/tasks', {
+    task_id: id,
+    trigger: { type: 'interval', every_s: 1, mode: 'aligned' },
+    agent: { type: 'webhook', url: agent.url, prompt_template: 'go' },
+    overlap: 'allow',
+    max_concurrency: 10,
+    misfire: policy,
+    misfire_grace_s: 1,
+  });
+  await eventually(async () => (await runs(id)).some((r) => r.status === 'success'), 10_000);
+  await kill(w);
+  const downAt = Date.now();
+  await new Promise((r) => setTimeout(r, 8000));
+  w = await spawnWorker(q);
+  const upAt = Date.now();
+  await eventually(async () => (await runs(id)).some((r) => Date.parse(r.scheduled_at) > upAt + 2000), 30_000);
+  await call(sys.baseUrl, 'POST', `/v1/tasks/${id}/pause`);
+  const rs = await runs(id);
+  const missed = rs.filter((r) => r.status === 'skipped' && /^misfire /.test(r.reason ?? ''));
+  expect(missed.length).toBeGreaterThanOrEqual(4);
+  // Exactly the policy's number of catch-up runs, for fire times inside the outage.
+  const caughtUp = rs.filter((r) => r.trigger === 'misfire' && r.status !== 'skipped');
+  expect(caughtUp).toHaveLength(expectedMisfireRuns);
+  for (const r of caughtUp) expect(Date.parse(r.scheduled_at)).toBeGreaterThan(Math.max(...missed.map((m) => Date.parse(m.scheduled_at))));
+  // No burst of stale runs: nothing scheduled during the outage ran as if on time.
+  const stale = rs.filter((r) => r.trigger === 'schedule' && r.status !== 'skipped' && Date.parse(r.scheduled_at) > downAt + 1000 && Date.parse(r.scheduled_at) < upAt - 1000);
+  expect(stale).toEqual([]);
+  await kill(w);
+}, 120_000);

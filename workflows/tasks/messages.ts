@@ -1,0 +1,78 @@
+/**
+ * The task workflows' interface, defined once and imported by both sides (the workflows and
+ * clients/tasks.ts): the scheduler's input, the `changed` signal every task change sends it,
+ * its state query; the run workflow's input and result. Domain types live in lib/domain/tasks.ts.
+ */
+import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { TASK_SEARCH_ATTRIBUTES, type AgentAnswer, type RunTrigger, type TaskDefinition } from '../../lib/domain/tasks';
+
+/** The keys of lib/search-attributes.ts, built from the same names (that module is outside the sandbox's imports). */
+export const TaskIdKey = defineSearchAttributeKey(TASK_SEARCH_ATTRIBUTES.taskId, SearchAttributeType.KEYWORD);
+export const RunStatusKey = defineSearchAttributeKey(TASK_SEARCH_ATTRIBUTES.runStatus, SearchAttributeType.KEYWORD);
+
+/** The task's state after one change (its history row), as the scheduler follows it. */
+export interface TaskChange {
+  version: number;
+  definition: TaskDefinition;
+  enabled: boolean;
+  deleted: boolean;
+}
+
+export interface RunQueues {
+  default: string;
+  core: string;
+}
+
+export interface SchedulerInput extends TaskChange {
+  taskId: string;
+  /** Fire times after this instant (exclusive) are still to come. */
+  cursorMs: number;
+  /** Interval `from_last_start`: when the previous run was started. */
+  lastFireMs?: number;
+  runQueues: RunQueues;
+  /** Carried across continue-as-new. */
+  firesBefore?: number;
+}
+
+export interface SchedulerState {
+  taskId: string;
+  version: number;
+  enabled: boolean;
+  deleted: boolean;
+  cursorMs: number;
+  nextFireMs: number | null;
+  running: string[];
+  buffered: number | null;
+  fires: number;
+}
+
+export interface RunInput {
+  taskId: string;
+  runId: string;
+  definition: TaskDefinition;
+  nominalMs: number;
+  trigger: RunTrigger;
+  /** Workflow id of the task's scheduler, told when the task auto-disables. */
+  schedulerId: string;
+}
+
+export interface RunResult {
+  runId: string;
+  status: 'success' | 'failed';
+  attempts: number;
+  reason?: string;
+  answer?: AgentAnswer;
+}
+
+export interface RunState {
+  runId: string;
+  status: 'running' | 'retry' | 'success' | 'failed';
+  attempt: number;
+  lastError?: string;
+}
+
+/** Every change to a task (update, pause, resume, delete, auto-disable) reaches its scheduler through this. */
+export const changedSignal = defineSignal<[TaskChange]>('changed');
+export const schedulerStateQuery = defineQuery<SchedulerState>('state');
+export const runStateQuery = defineQuery<RunState>('state');

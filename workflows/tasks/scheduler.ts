@@ -1,0 +1,196 @@
+/**
+ * One durable scheduler per task (workflow id `task/<task_id>`): it sleeps on a durable timer
+ * until the next fire time, then starts one run workflow for that fire time with id
+ * `run/<task_id>/<nominal UTC time>` (REJECT_DUPLICATE: a fire time runs at most once, across
+ * worker restarts, replays and duplicate triggers). It applies the overlap policy against the
+ * runs it started, and the misfire policy when it wakes late (after downtime). Fire times come
+ * from a local activity (croner lives outside the sandbox; the answers are in history).
+ */
+import {
+  ChildWorkflowHandle,
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+} from '@temporalio/workflow';
+import type { TaskActivities } from '../../activities/tasks';
+import { LIMITS } from '../../lib/domain/limits';
+import { runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
+import { RunInput, RunStatusKey, SchedulerInput, SchedulerState, TaskChange, TaskIdKey, changedSignal, schedulerStateQuery } from './messages';
+import { taskRunWorkflow } from './run';
+
+const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: '10 seconds' });
+const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void> {
+  const s = { ...input };
+  let changed = false;
+  let fires = 0;
+  const running = new Map<string, ChildWorkflowHandle<typeof taskRunWorkflow>>();
+  let buffered: { nominalMs: number; trigger: RunTrigger } | undefined;
+  let nextFireMs: number | null = null;
+
+  setHandler(changedSignal, (c: TaskChange) => {
+    if (c.version <= s.version) return;
+    const resumed = c.enabled && !s.enabled;
+    s.version = c.version;
+    s.definition = c.definition;
+    s.enabled = c.enabled;
+    s.deleted = c.deleted;
+    // A new definition or a resume counts from now: nothing missed while paused is made up.
+    s.cursorMs = Math.max(s.cursorMs, Date.now());
+    if (resumed) s.lastFireMs = undefined;
+    changed = true;
+  });
+  setHandler(
+    schedulerStateQuery,
+    (): SchedulerState => ({
+      taskId: s.taskId,
+      version: s.version,
+      enabled: s.enabled,
+      deleted: s.deleted,
+      cursorMs: s.cursorMs,
+      nextFireMs,
+      running: [...running.keys()],
+      buffered: buffered?.nominalMs ?? null,
+      fires: (s.firesBefore ?? 0) + fires,
+    }),
+  );
+
+  const def = () => s.definition;
+  const skip = (runs: { nominalMs: number; reason: string; trigger: RunTrigger }[]) =>
+    runs.length ? recordSkipped({ taskId: s.taskId, runs: runs.map((r) => ({ ...r, runId: runIdOf(s.taskId, r.nominalMs) })) }) : Promise.resolve();
+
+  async function start(nominalMs: number, trigger: RunTrigger): Promise<void> {
+    const id = runIdOf(s.taskId, nominalMs);
+    const d = def();
+    const args: RunInput = { taskId: s.taskId, runId: id, definition: d, nominalMs, trigger, schedulerId: schedulerWorkflowId(s.taskId) };
+    try {
+      const child = await startChild(taskRunWorkflow, {
+        workflowId: id,
+        taskQueue: d.priority === 'core' ? s.runQueues.core : s.runQueues.default,
+        args: [args],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: [
+          { key: TaskIdKey, value: s.taskId },
+          { key: RunStatusKey, value: 'running' },
+        ],
+      });
+      running.set(id, child);
+      fires++;
+      void child.result().then(onDone(id), onDone(id));
+    } catch (err) {
+      // Already started (a duplicate trigger, a backfill, or a manual start of this id): it runs once.
+      if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+    }
+  }
+
+  const onDone = (id: string) => () => {
+    running.delete(id);
+    if (buffered && running.size === 0) {
+      const b = buffered;
+      buffered = undefined;
+      void start(b.nominalMs, b.trigger);
+    }
+  };
+
+  /** The overlap policy decides whether this fire time starts a run now, later, or never. */
+  async function fire(nominalMs: number, trigger: RunTrigger): Promise<void> {
+    const d = def();
+    if (running.size === 0) return start(nominalMs, trigger);
+    switch (d.overlap) {
+      case 'allow':
+        if (running.size < d.max_concurrency) return start(nominalMs, trigger);
+        return skip([{ nominalMs, trigger, reason: `overlap allow: ${running.size} runs already running (max_concurrency ${d.max_concurrency})` }]);
+      case 'buffer_one':
+        if (!buffered) {
+          buffered = { nominalMs, trigger };
+          return;
+        }
+        return skip([{ nominalMs, trigger, reason: 'overlap buffer_one: a run is running and another is already waiting' }]);
+      case 'cancel_previous':
+        await Promise.all([...running.keys()].map((id) => getExternalWorkflowHandle(id).cancel().catch(() => undefined)));
+        return start(nominalMs, trigger);
+      case 'skip':
+      default:
+        return skip([{ nominalMs, trigger, reason: `overlap skip: the previous run (${[...running.keys()][0]}) is still running` }]);
+    }
+  }
+
+  while (!s.deleted) {
+    if (!s.enabled) {
+      nextFireMs = null;
+      await condition(() => changed);
+      changed = false;
+      continue;
+    }
+    const d = def();
+    const [next] = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: s.cursorMs, count: 1, lastFireMs: s.lastFireMs });
+    nextFireMs = next ?? null;
+    if (next === undefined) {
+      // Nothing left to fire (an `at` task after its run): wait for its runs, then complete.
+      if (d.trigger.type === 'at') {
+        await condition(() => changed || running.size === 0);
+        if (changed) {
+          changed = false;
+          continue;
+        }
+        await completeTask({ taskId: s.taskId });
+        s.enabled = false;
+        continue;
+      }
+      await condition(() => changed);
+      changed = false;
+      continue;
+    }
+    const wait = next - Date.now();
+    if (wait > 0 && (await condition(() => changed, wait))) {
+      changed = false;
+      continue;
+    }
+
+    // Awake at (or after) the fire time.
+    const now = Date.now();
+    const grace = d.trigger.type === 'cron' && !d.trigger.tolerant ? 0 : d.misfire_grace_s * 1000;
+    if (now - next <= Math.max(grace, LIMITS.taskOnTimeSlackMs)) {
+      await fire(next, 'schedule');
+      s.cursorMs = next;
+      s.lastFireMs = now;
+    } else {
+      // Woke late (the worker or the cluster was down): every fire time up to now is missed.
+      const missed = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: s.cursorMs, count: LIMITS.taskMisfireRunAllMax, untilMs: now, lastFireMs: s.lastFireMs });
+      const late = missed.length ? missed : [next];
+      const last = late[late.length - 1];
+      const stillInGrace = late.filter((t) => now - t <= grace);
+      if (d.misfire === 'run_all') {
+        for (const t of late) await fire(t, 'misfire');
+      } else if (d.misfire === 'run_latest') {
+        await skip(late.slice(0, -1).map((t) => ({ nominalMs: t, trigger: 'misfire' as const, reason: 'misfire run_latest: only the latest missed fire time runs' })));
+        await fire(last, 'misfire');
+      } else {
+        // skip: runs only what is still inside the grace window.
+        await skip(late.filter((t) => !stillInGrace.includes(t)).map((t) => ({ nominalMs: t, trigger: 'misfire' as const, reason: 'misfire skip: missed while the scheduler was down' })));
+        for (const t of stillInGrace) await fire(t, 'schedule');
+      }
+      s.cursorMs = Math.max(last, now);
+      s.lastFireMs = now;
+    }
+
+    if (fires >= LIMITS.schedulerFiresPerRun && running.size === 0 && !buffered) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof taskSchedulerWorkflow>({ ...s, firesBefore: (s.firesBefore ?? 0) + fires });
+    }
+  }
+  // Deleted: runs already started finish on their own (they were started with ABANDON).
+  await condition(allHandlersFinished);
+}

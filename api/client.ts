@@ -10,6 +10,7 @@
  *   r.body.seq;        // an AppendedEvent
  *   await tk.append(id, { type: 'USER_INPUT', content: 'hi' }); // the same, body only
  *   await tk.intents.create({ event_id: 'EMAIL-1', domain: 'communication', action: 'send' });
+ *   await tk.tasks.pause('daily-digest');              // tk.tasks, tk.runs, tk.schedules: the task routes
  *
  * A status the route's contract lists under `responses` resolves (readiness lists 503 too);
  * any other status rejects with a TimekeeperApiError carrying the problem details. `raw()`
@@ -277,6 +278,49 @@ export class TimekeeperClient {
       (await this.call('verifyIntent', { ...opts, params: { eventId } })).body,
     /** Counts by current status and by domain. */
     stats: async (opts?: CallOptions): Promise<ResponseBody<'intentStats'>> => (await this.call('intentStats', { ...opts })).body,
+  };
+
+  /**
+   * The scheduled-task routes (/v1/tasks*): define a task (cron, interval or at trigger, an
+   * agent, deliveries), change, pause, resume, delete or trigger it, and read its runs. Each
+   * change answers the task as `get` shows it (next fire times, trigger in words, history).
+   */
+  readonly tasks = {
+    /** Creates a task (every default filled in); a used task_id rejects with 409 task_exists, bad input with 400 naming each field. */
+    create: async (body: B<'createTask'>, opts?: CallOptions): Promise<ResponseBody<'createTask'>> => (await this.call('createTask', { ...opts, body })).body,
+    /** Tasks ordered by id (deleted ones left out), filtered by status, tag and enabled, paged by `cursor` (the previous page's next_cursor). */
+    list: async (query?: Q<'listTasks'>, opts?: CallOptions): Promise<ResponseBody<'listTasks'>> => (await this.call('listTasks', { ...opts, query })).body,
+    /** One task with its next fire times, its trigger in words, its change history and its scheduler. */
+    get: async (id: string, opts?: CallOptions): Promise<ResponseBody<'getTask'>> => (await this.call('getTask', { ...opts, params: { id } })).body,
+    /** Changes any subset of the fields (`null` removes calendar, session_id or alert); the merged definition is validated as a create; a deleted task rejects with 409 task_deleted. */
+    update: async (id: string, body: B<'patchTask'>, opts?: CallOptions): Promise<ResponseBody<'patchTask'>> =>
+      (await this.call('patchTask', { ...opts, params: { id }, body })).body,
+    /** Deletes a task: it stops firing; it, its history and its runs stay readable (`deleted: true`). */
+    delete: async (id: string, opts?: CallOptions): Promise<ResponseBody<'deleteTask'>> => (await this.call('deleteTask', { ...opts, params: { id } })).body,
+    /** Pauses a task: fire times while paused are not made up. */
+    pause: async (id: string, opts?: CallOptions): Promise<ResponseBody<'pauseTask'>> => (await this.call('pauseTask', { ...opts, params: { id } })).body,
+    /** Resumes a paused or auto-disabled task from now on. */
+    resume: async (id: string, opts?: CallOptions): Promise<ResponseBody<'resumeTask'>> => (await this.call('resumeTask', { ...opts, params: { id } })).body,
+    /** Runs a task now (also when paused) with a run id of its own: `{run_id, url}` (the answer is 202). */
+    trigger: async (id: string, opts?: CallOptions): Promise<ResponseBody<'triggerTask'>> => (await this.call('triggerTask', { ...opts, params: { id } })).body,
+    /** A task's runs, newest fire time first. */
+    runs: async (id: string, query?: Q<'listTaskRuns'>, opts?: CallOptions): Promise<ResponseBody<'listTaskRuns'>> =>
+      (await this.call('listTaskRuns', { ...opts, params: { id }, query })).body,
+  };
+
+  /** Task runs across tasks (/v1/runs*). */
+  readonly runs = {
+    /** One run with every state it went through and its deliveries; the run id (`run/<task>/<time>`) is percent-encoded for you. */
+    get: async (runId: string, opts?: CallOptions): Promise<ResponseBody<'getRun'>> => (await this.call('getRun', { ...opts, params: { id: runId } })).body,
+    /** Runs by status and task; `status: 'needs_attention'` is the queue of runs that failed for good. */
+    list: async (query?: Q<'listRuns'>, opts?: CallOptions): Promise<ResponseBody<'listRuns'>> => (await this.call('listRuns', { ...opts, query })).body,
+  };
+
+  /** Cron expressions checked before they are saved (/v1/schedules/preview). */
+  readonly schedules = {
+    /** The UTC fire times of a cron expression in a time zone after `from` (exclusive, default now), under the declared time-zone policy. */
+    preview: async (query: Q<'previewSchedule'>, opts?: CallOptions): Promise<ResponseBody<'previewSchedule'>> =>
+      (await this.call('previewSchedule', { ...opts, query })).body,
   };
 
   // ---- internals -------------------------------------------------------------------------

@@ -176,6 +176,9 @@ export const CreateTaskBody = z
   })
   .meta({ id: 'CreateTask' });
 
+/** The optional fields a PATCH may remove with `null`. */
+type Removable = 'calendar' | 'session_id' | 'alert';
+
 /** Any subset of the fields; `null` removes an optional one (calendar, session_id, alert). */
 export const PatchTaskBody = z
   .strictObject({
@@ -183,7 +186,7 @@ export const PatchTaskBody = z
     calendar: fields.calendar.nullable().optional(),
     session_id: fields.session_id.nullable().optional(),
     alert: fields.alert.nullable().optional(),
-  } as { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> } & {
+  } as { [K in Exclude<keyof typeof fields, Removable>]: z.ZodOptional<(typeof fields)[K]> } & {
     calendar: z.ZodOptional<z.ZodNullable<typeof fields.calendar>>;
     session_id: z.ZodOptional<z.ZodNullable<typeof fields.session_id>>;
     alert: z.ZodOptional<z.ZodNullable<typeof fields.alert>>;

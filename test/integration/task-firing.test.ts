@@ -5,16 +5,19 @@
  * PostgreSQL; local HTTP servers stand in for the LLM endpoint and the receivers.
  */
 import { createHmac } from 'node:crypto';
-import { call, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import type { CallRequest, TimekeeperClient } from '../../api/client';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer, Received } from '../support/fake-services';
 
 let sys: TestSystem;
+let tk: TimekeeperClient;
 const servers: FakeServer[] = [];
 let counter = 0;
 const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
 
 beforeAll(async () => {
   sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });
+  tk = sys.tk;
 });
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
@@ -30,14 +33,11 @@ async function server(h: Parameters<typeof fakeServer>[0]): Promise<FakeServer> 
 /** A webhook agent that answers with the protocol object for whatever task asked. */
 const answering = (extra: (n: number) => Record<string, unknown> = () => ({})) => (r: Received, n: number) => ({ body: protocolAnswer(JSON.parse(r.body).task_id, extra(n)) });
 
-async function createTask(body: Record<string, unknown>) {
-  const r = await call(sys.baseUrl, 'POST', '/v1/tasks', body);
-  if (r.status !== 201) throw new Error(`create refused: ${JSON.stringify(r.body)}`);
-  return r.body;
-}
+/** Creates a task; a refusal rejects with the server's problem (a TimekeeperApiError). */
+const createTask = (body: CallRequest<'createTask'>['body']) => tk.tasks.create(body);
 
-const runs = async (taskId: string) => (await call(sys.baseUrl, 'GET', `/v1/tasks/${taskId}/runs?limit=1000`)).body.runs as any[];
-const run = async (runId: string) => (await call(sys.baseUrl, 'GET', `/v1/runs/${encodeURIComponent(runId)}`)).body;
+const runs = async (taskId: string) => (await tk.tasks.runs(taskId, { limit: 1000 })).runs;
+const run = (runId: string) => tk.runs.get(runId);
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 test('a 6-field cron with seconds fires for real, one run per fire time with id run/<task>/<nominal UTC>, and stops when paused', async () => {
@@ -60,7 +60,7 @@ test('a 6-field cron with seconds fires for real, one run per fire time with id 
   expect(agent.received.some((x) => JSON.parse(x.body).prompt === `tick ${done[0].scheduled_at}`)).toBe(true);
   expect(new Set(done.map((r) => r.run_id)).size).toBe(done.length);
 
-  await call(sys.baseUrl, 'POST', `/v1/tasks/${id}/pause`);
+  await tk.tasks.pause(id);
   await new Promise((r) => setTimeout(r, 1000));
   const before = (await runs(id)).length;
   await new Promise((r) => setTimeout(r, 3000));
@@ -73,13 +73,13 @@ test('retries follow the backoff list as durable timers, then succeed; an `at` t
   await createTask({ task_id: id, trigger: { type: 'at', at: inSeconds(1) }, agent: { type: 'webhook', url: agent.url, prompt_template: 'go' }, retry: { max_attempts: 3, backoff_seconds: [0.5, 1.5] } });
   const r = await eventually(async () => (await runs(id)).find((x) => x.status === 'success'), 15_000);
   const detail = await run(r.run_id);
-  expect(detail.log.map((l: { status: string; attempt: number }) => `${l.status}:${l.attempt}`)).toEqual(['running:1', 'retry:1', 'retry:2', 'success:3']);
+  expect(detail.log.map((l) => `${l.status}:${l.attempt}`)).toEqual(['running:1', 'retry:1', 'retry:2', 'success:3']);
   expect(detail.log[1].reason).toMatch(/HTTP 500/);
   const gaps = agent.received.slice(1).map((x, i) => x.at - agent.received[i].at);
   expect(gaps[0]).toBeGreaterThanOrEqual(500);
   expect(gaps[1]).toBeGreaterThanOrEqual(1500);
   const task = await eventually(async () => {
-    const t = (await call(sys.baseUrl, 'GET', `/v1/tasks/${id}`)).body;
+    const t = await tk.tasks.get(id);
     return t.last_change.action === 'complete' ? t : undefined;
   });
   expect(task).toMatchObject({ enabled: false, deleted: false, status: 'success', next_fire_times: [] });
@@ -100,12 +100,12 @@ test('a run that outlives timeout_s fails as timed_out, enters the needs-attenti
   const r = await eventually(async () => (await runs(id)).find((x) => x.status === 'failed'), 15_000);
   expect(r.reason).toMatch(/timed_out/);
   expect(r.needs_attention).toBe(true);
-  const queue = (await call(sys.baseUrl, 'GET', `/v1/runs?status=needs_attention&task_id=${id}`)).body.runs;
-  expect(queue.map((x: { run_id: string }) => x.run_id)).toEqual([r.run_id]);
+  const queue = (await tk.runs.list({ status: 'needs_attention', task_id: id })).runs;
+  expect(queue.map((x) => x.run_id)).toEqual([r.run_id]);
   await eventually(async () => alert.received.length === 1);
   expect(JSON.parse(alert.received[0].body)).toMatchObject({ event: 'task_run_failed', task_id: id, run_id: r.run_id });
   const task = await eventually(async () => {
-    const t = (await call(sys.baseUrl, 'GET', `/v1/tasks/${id}`)).body;
+    const t = await tk.tasks.get(id);
     return t.last_change.action === 'auto_disable' ? t : undefined;
   });
   expect(task.enabled).toBe(false);
@@ -128,7 +128,7 @@ test('overlap skip: a fire time that comes while the previous run is still runni
     const rs = await runs(id);
     return rs.filter((x) => x.status === 'success').length >= 1 && rs.filter((x) => x.status === 'skipped').length >= 2 ? rs : undefined;
   }, 15_000);
-  await call(sys.baseUrl, 'DELETE', `/v1/tasks/${id}`);
+  await tk.tasks.delete(id);
   expect(maxInFlight).toBe(1);
   const skipped = all.filter((x) => x.status === 'skipped');
   expect(skipped[0].reason).toMatch(/overlap skip: the previous run .* is still running/);
@@ -165,7 +165,7 @@ test('delivery: JSON with Idempotency-Key and HMAC signature, markdown, the SSRF
   const agent = await server(answering());
   const hook = await server(() => ({ body: { ok: true } }));
   const sessionId = uniqueSessionId('tasklink');
-  expect((await call(sys.baseUrl, 'POST', '/v1/sessions', { session_id: sessionId })).status).toBe(201);
+  expect((await tk.call('createSession', { body: { session_id: sessionId } })).status).toBe(201);
   const id = uid('deliver');
   const secret = 'shh-its-a-secret';
   await createTask({
@@ -195,12 +195,12 @@ test('delivery: JSON with Idempotency-Key and HMAC signature, markdown, the SSRF
   expect(md.headers['x-timekeeper-signature']).toBeUndefined();
   expect(hook.received.some((x) => x.path === '/ssrf')).toBe(false);
   const d = (await run(r.run_id)).deliveries;
-  expect(d.map((x: { ok: boolean }) => x.ok)).toEqual([true, true, false, true]);
+  expect(d.map((x) => x.ok)).toEqual([true, true, false, true]);
   expect(d[2].detail).toMatch(/private or local address/);
   // The run is on the session's timeline as a TASK_RUN event, shown in words.
-  const ctx = (await call(sys.baseUrl, 'GET', `/v1/sessions/${sessionId}/context`)).body;
+  const ctx = await tk.context(sessionId);
   expect(ctx.text).toContain(`Scheduled task Digest (scheduled ${r.scheduled_at}): success: all good`);
   // Clients cannot append TASK_RUN themselves.
-  const forged = await call(sys.baseUrl, 'POST', `/v1/sessions/${sessionId}/events`, { type: 'TASK_RUN', content: { task_id: 'x' } });
+  const forged = await refusal(tk.append(sessionId, { type: 'TASK_RUN', content: { task_id: 'x' } }));
   expect(forged.status).toBe(400);
 });

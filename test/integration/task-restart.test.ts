@@ -5,7 +5,8 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { call, startTestSystem, TestSystem } from '../support/system';
+import type { TimekeeperClient } from '../../api/client';
+import { startTestSystem, TestSystem } from '../support/system';
 import { eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -33,6 +34,7 @@ const kill = (w: ChildProcess) =>
       });
 
 let sys: TestSystem;
+let tk: TimekeeperClient;
 let agent: FakeServer;
 const workers: ChildProcess[] = [];
 let counter = 0;
@@ -40,6 +42,7 @@ const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${cou
 
 beforeAll(async () => {
   sys = await startTestSystem({ worker: false });
+  tk = sys.tk;
   // Answers after 700 ms, so a kill often lands mid-run.
   agent = await fakeServer(async (r) => {
     await new Promise((ok) => setTimeout(ok, 700));
@@ -54,19 +57,21 @@ afterAll(async () => {
   await sys?.stop();
 });
 
-const runs = async (taskId: string) => (await call(sys.baseUrl, 'GET', `/v1/tasks/${taskId}/runs?limit=1000`)).body.runs as any[];
+const runs = async (taskId: string) => (await tk.tasks.runs(taskId, { limit: 1000 })).runs;
 
 test('SIGKILL of the worker mid-run: every fire time is run or skipped exactly once, none lost, none stuck', async () => {
   const q = sys.config.taskQueue;
   let w = await spawnWorker(q);
   const id = uid('crash');
-  const created = await call(sys.baseUrl, 'POST', '/v1/tasks', {
-    task_id: id,
-    trigger: { type: 'cron', expression: '*/2 * * * * *' },
-    agent: { type: 'webhook', url: agent.url, prompt_template: 'go' },
-    timeout_s: 3,
-    retry: { max_attempts: 2, backoff_seconds: [0] },
-    misfire_grace_s: 60,
+  const created = await tk.call('createTask', {
+    body: {
+      task_id: id,
+      trigger: { type: 'cron', expression: '*/2 * * * * *' },
+      agent: { type: 'webhook', url: agent.url, prompt_template: 'go' },
+      timeout_s: 3,
+      retry: { max_attempts: 2, backoff_seconds: [0] },
+      misfire_grace_s: 60,
+    },
   });
   expect(created.status).toBe(201);
   await eventually(async () => (await runs(id)).some((r) => r.status === 'running'), 10_000, 50);
@@ -76,7 +81,7 @@ test('SIGKILL of the worker mid-run: every fire time is run or skipped exactly o
   const upAt = Date.now();
   // Firing goes on after the restart: wait for a run scheduled after it to succeed, then stop the task.
   await eventually(async () => (await runs(id)).some((r) => r.status === 'success' && Date.parse(r.scheduled_at) > upAt), 40_000);
-  await call(sys.baseUrl, 'POST', `/v1/tasks/${id}/pause`);
+  await tk.tasks.pause(id);
   const all = await eventually(async () => {
     const rs = await runs(id);
     return rs.every((r) => ['success', 'failed', 'skipped'].includes(r.status)) ? rs : undefined;
@@ -98,7 +103,7 @@ test.each([
   const q = sys.config.taskQueue;
   let w = await spawnWorker(q);
   const id = uid(`misfire-${policy}`);
-  await call(sys.baseUrl, 'POST', '/v1/tasks', {
+  await tk.tasks.create({
     task_id: id,
     trigger: { type: 'interval', every_s: 1, mode: 'aligned' },
     agent: { type: 'webhook', url: agent.url, prompt_template: 'go' },
@@ -114,7 +119,7 @@ test.each([
   w = await spawnWorker(q);
   const upAt = Date.now();
   await eventually(async () => (await runs(id)).some((r) => Date.parse(r.scheduled_at) > upAt + 2000), 30_000);
-  await call(sys.baseUrl, 'POST', `/v1/tasks/${id}/pause`);
+  await tk.tasks.pause(id);
   const rs = await runs(id);
   const missed = rs.filter((r) => r.status === 'skipped' && /^misfire /.test(r.reason ?? ''));
   expect(missed.length).toBeGreaterThanOrEqual(4);

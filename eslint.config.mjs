@@ -35,7 +35,8 @@ function sandbox(files, outside) {
           patterns: [
             { group: ['node:*'], message: 'Workflow code runs in a deterministic sandbox: no Node built-ins.' },
             {
-              group: ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'pg', 'express', 'zod', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
+              // zod is pure and deterministic: the kernel's schemas (e.g. the agent answer protocol) may use it.
+              group: ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'pg', 'express', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
               message: 'Workflow code must not do I/O; use activities.',
               allowTypeImports: true,
             },

@@ -28,9 +28,9 @@ import {
   type Trigger,
 } from '../lib/domain/tasks';
 import { OutboundRefused, outboundRequest } from '../lib/outbound';
-import { fireTimes } from '../lib/schedule';
+import { fireTimes } from '../lib/domain/schedule';
 import { TaskStore, type RunLogInput } from '../lib/store/tasks';
-import { parseAgentAnswer } from '../lib/task-answer';
+import { parseAgentAnswer } from '../lib/domain/task-answer';
 
 export interface TaskActivityDeps {
   pool: Pool;

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { TUNABLE, Tunable } from './domain/limits';
+import { SECRET_NAME_RE } from './domain/tasks';
 
 export const APP_ROLE = 'timekeeper_app';
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/timekeeper';
@@ -162,7 +163,6 @@ export function taskRunQueues(c: Pick<Config, 'taskQueue' | 'tasksTaskQueue' | '
 
 /** Variables a task's `api_key_env` may never name: Timekeeper's own configuration and credentials. */
 const NOT_SECRETS = /^(DATABASE_URL|APP_DATABASE_URL|APP_DB_PASSWORD|TIMEKEEPER_.*|TEMPORAL_.*|PATH|HOME|PWD|SHELL|USER)$/;
-export const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,127}$/;
 
 /**
  * Reads the secret a task names by its environment variable (an LLM API key, a gateway

@@ -6,7 +6,6 @@
  * expressions lib/schedule.ts's cronProblem.
  */
 import { z } from 'zod';
-import { SECRET_NAME_RE } from '../../lib/config';
 import { LIMITS } from '../../lib/domain/limits';
 import { SESSION_ID_RE, SESSION_ID_RULE } from '../../lib/domain/sessions';
 import {
@@ -19,12 +18,13 @@ import {
   TASK_DEFAULTS,
   TASK_ID_RE,
   TASK_ID_RULE,
+  SECRET_NAME_RE,
   TASK_STATUSES,
   TRIGGER_TYPES,
   isTimeZone,
 } from '../../lib/domain/tasks';
-import { cronProblem } from '../../lib/schedule';
-import { AgentAnswerSchema } from '../../lib/task-answer';
+import { cronProblem } from '../../lib/domain/schedule';
+import { AgentAnswerSchema } from '../../lib/domain/task-answer';
 import { defineRoute, limitParam, plainText } from '../contract';
 import { Operation } from '../scopes';
 

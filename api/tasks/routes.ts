@@ -5,7 +5,7 @@ import type { TaskClient } from '../../clients/tasks';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import { describeCron, describeTrigger, schedulerWorkflowId, taskDefinitionProblems, taskErrors, type TaskDefinition } from '../../lib/domain/tasks';
-import { cronFireTimes, fireTimes, previewCount } from '../../lib/schedule';
+import { cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { KeyStore } from '../auth';
 import { jsonBody, parse, queryObject } from '../http';

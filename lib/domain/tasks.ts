@@ -9,6 +9,9 @@
 import { DomainError, ErrorCode, type FieldError } from './errors';
 import { LIMITS } from './limits';
 
+/** A secret's environment variable name, as a task's `api_key_env` or `token_env` may give it (lib/config.ts readSecret reads it). */
+export const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,127}$/;
+
 // ---- the model -----------------------------------------------------------------------
 
 export const TASK_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

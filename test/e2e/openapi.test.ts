@@ -97,7 +97,10 @@ describe('GET /openapi.json', () => {
       expect(schema).toMatchObject({ type: 'object' });
       expect(Object.keys(schema.properties ?? {}).sort()).toEqual(keysOf(c.body));
       // Strict bodies refuse unknown fields, and the document says so; the OML-compatible ones ignore them, and it says that too.
-      const strict = (z.toJSONSchema(c.body, { io: 'input' }) as { additionalProperties?: unknown }).additionalProperties === false;
+      const generated = z.toJSONSchema(c.body, { io: 'input' }) as { $ref?: string; $defs?: Record<string, { additionalProperties?: unknown }>; additionalProperties?: unknown };
+      // A named body comes back as a $ref into $defs.
+      const top = generated.$ref ? generated.$defs?.[generated.$ref.replace('#/$defs/', '')] : generated;
+      const strict = top?.additionalProperties === false;
       expect(schema.additionalProperties === false).toBe(strict);
     } else {
       expect(op.requestBody).toBeUndefined();

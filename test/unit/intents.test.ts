@@ -110,9 +110,11 @@ describe('the intent chain uses the timeline hash rule', () => {
 });
 
 describe('INTENT_TRANSITION in sessions', () => {
-  test('the session workflow accepts it, callers cannot name it', () => {
+  test("the session workflow accepts it from Timekeeper's own writers (system), callers cannot name it", () => {
     expect(APPENDABLE_EVENT_TYPES).not.toContain(EventType.IntentTransition);
-    expect(appendRequestProblem({ eventId: '11111111-1111-4111-8111-111111111111', type: EventType.IntentTransition, content: {} }, 1000)).toBeNull();
+    const req = { eventId: '11111111-1111-4111-8111-111111111111', type: EventType.IntentTransition, content: {} };
+    expect(appendRequestProblem({ ...req, system: true }, 1000)).toBeNull();
+    expect(appendRequestProblem(req, 1000)?.errors[0]?.field).toBe('event_type');
   });
   test('the LLM context shows it in words', () => {
     const e = { session_id: 's', seq: 3, event_id: 'x', event_type: 'INTENT_TRANSITION', ts: 0, prev_hash: null, hash: 'h', idempotency_key: null };

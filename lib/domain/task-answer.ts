@@ -4,7 +4,7 @@
  * answers) and the API contract. The TypeScript type is lib/domain/tasks.ts's AgentAnswer.
  */
 import { z } from 'zod';
-import type { AgentAnswer } from './domain/tasks';
+import type { AgentAnswer } from './tasks';
 
 export const AgentAnswerSchema = z
   .object({

@@ -15,8 +15,8 @@
  * times) and by activities (the scheduler workflow asks a local activity); not by workflows.
  */
 import { Cron } from 'croner';
-import { LIMITS } from './domain/limits';
-import { isRunDay, wallClock, zoneOffsetMs, type Calendar, type CronTrigger, type Trigger } from './domain/tasks';
+import { LIMITS } from './limits';
+import { isRunDay, wallClock, zoneOffsetMs, type Calendar, type CronTrigger, type Trigger } from './tasks';
 
 const HOUR = 3_600_000;
 

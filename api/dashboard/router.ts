@@ -1,9 +1,10 @@
 /**
  * The web dashboard, served by the API itself at `/` (index.html) and `/assets/*` (the
  * script and the style sheet): no CDN, no outside fonts. The browser code in
- * api/dashboard/src/ is bundled with esbuild in memory the first time it is needed (the
- * build starts when the router is created, so the first page load rarely waits) and cached
- * for the life of the process; nothing is written to disk, so a read-only image works.
+ * api/dashboard/src/ is bundled with esbuild in memory on the first request for an asset
+ * (about half a second) and cached for the life of the process, shared by every app it
+ * creates; nothing is written to disk, so a read-only image works, and a failed build is
+ * reported on that request and tried again on the next.
  * The pages need no key; every API call they make does (the dashboard asks for one on 401).
  */
 import fs from 'node:fs';
@@ -75,16 +76,17 @@ const INDEX = `<!doctype html>
 /** Same origin only; the Markdown the API renders is sanitised, and no inline script could run anyway. */
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/** One build per process, shared by every app (tests create many). */
+let bundle: Promise<DashboardBundle> | undefined;
+function load(): Promise<DashboardBundle> {
+  bundle ??= buildDashboard().catch((e: unknown) => {
+    bundle = undefined; // try again on the next request
+    throw e;
+  });
+  return bundle;
+}
+
 export function dashboardRouter(): Router {
-  let bundle: Promise<DashboardBundle> | undefined;
-  const load = () => {
-    bundle ??= buildDashboard().catch((e: unknown) => {
-      bundle = undefined; // try again on the next request
-      throw e;
-    });
-    return bundle;
-  };
-  load().catch(() => undefined); // warm up; a failure is reported on request
 
   const r = Router();
   const page = (_req: Request, res: Response) => {

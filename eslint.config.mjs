@@ -16,6 +16,21 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
     },
   },
+  // The dashboard's browser code (api/dashboard/src, its own tsconfig with the DOM and no Node
+  // types): no Node built-ins or globals. Everything else is server code: no browser globals
+  // (the root tsconfig has the DOM lib only so that `tsc --noEmit` checks the dashboard too).
+  {
+    files: ['api/dashboard/src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['node:*', 'fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'pg', 'express'], message: 'Browser code: no Node built-ins or server packages.' }] }],
+      'no-restricted-globals': ['error', 'process', 'require', 'Buffer', '__dirname', 'global'],
+    },
+  },
+  {
+    files: ['**/*.ts'],
+    ignores: ['api/dashboard/src/**'],
+    rules: { 'no-restricted-globals': ['error', 'window', 'document', 'localStorage', 'sessionStorage', 'navigator', 'location'] },
+  },
   // Workflow code and everything it imports at run time (lib/domain) runs in Temporal's
   // deterministic sandbox. Value imports may only reach workflows/, lib/domain/ and the SDK's
   // sandbox-safe packages; type-only imports (erased from the bundle) may go anywhere.

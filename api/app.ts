@@ -13,6 +13,7 @@ import { SessionStore } from '../lib/store/sessions';
 import { omlRouter } from './intents/oml-routes';
 import { TaskStore } from '../lib/store/tasks';
 import type { KeyStore } from './auth';
+import { dashboardRouter } from './dashboard/router';
 import { verifyFormBody } from './http';
 import { openApiDocument } from './openapi';
 import { errorHandler, surface } from './problem';
@@ -46,6 +47,9 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
       next(DomainError.field(ErrorCode.ReadOnly, 'method', 'writes are disabled').withMessage(`this Timekeeper is read-only (DB_READ_ONLY=true): ${req.method} ${req.path} is refused`));
     });
   }
+
+  // The web dashboard (api/dashboard/): public pages and assets; every API call they make needs a key.
+  app.use(dashboardRouter());
 
   route(app, keys, health, (_req, res) => {
     res.json({ status: 'ok' });

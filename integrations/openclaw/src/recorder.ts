@@ -1,0 +1,154 @@
+/**
+ * The hook handlers, free of OpenClaw imports: each maps its payload (src/mapping.ts) and
+ * enqueues into the outbox, synchronously, and returns. Nothing here waits for the network.
+ */
+import type { RecordableHook, TimekeeperPluginConfig } from './config';
+import * as m from './mapping';
+import { Outbox, type Deliver, type OutboxLogger } from './outbox';
+
+export class TimekeeperRecorder {
+  readonly outbox: Outbox;
+  private readonly map: m.HookMapper;
+  /** OpenClaw sessionKey → sessionId, learned from hooks that carry both (message hooks carry only the key). */
+  private readonly keyToSession = new Map<string, string>();
+  /** message_received events whose sessionId is not known yet, by sessionKey. */
+  private readonly waiting = new Map<string, m.OutboxItem[]>();
+  private readonly created = new Set<string>();
+  private readonly userRecorded = new Set<string>();
+  private readonly llmAttempts = new Map<string, number>();
+  private readonly toolSeq = new Map<string, number>();
+  private readonly runChannel = new Map<string, string>();
+
+  constructor(
+    readonly config: TimekeeperPluginConfig,
+    deliver: Deliver,
+    private readonly log: OutboxLogger,
+  ) {
+    this.map = new m.HookMapper({ prefix: config.sessionPrefix, redaction: config.redaction });
+    this.outbox = new Outbox({ dir: config.outboxDir, deliver, maxPending: config.maxPending, retryBaseMs: config.retryBaseMs, retryMaxMs: config.retryMaxMs, fsync: config.fsync, logger: log });
+  }
+
+  private on(hook: RecordableHook) {
+    return this.config.hooks.has(hook);
+  }
+
+  private learn(sessionKey: string | undefined, sessionId: string | undefined) {
+    if (!sessionKey || !sessionId) return;
+    if (this.keyToSession.size > 10000) this.keyToSession.clear();
+    this.keyToSession.set(sessionKey, sessionId);
+    const held = this.waiting.get(sessionKey);
+    if (held) {
+      this.waiting.delete(sessionKey);
+      this.ensureCreated(sessionId);
+      for (const it of held) this.put({ ...it, session: m.timelineId(this.config.sessionPrefix, sessionId) } as m.OutboxItem);
+    }
+  }
+
+  private ensureCreated(sessionId: string, agentId?: string, channel?: string) {
+    if (this.created.has(sessionId) || !this.on('session_start')) return;
+    this.created.add(sessionId);
+    this.outbox.enqueue(this.map.implicitCreate(sessionId, agentId, channel));
+  }
+
+  private put(item: m.OutboxItem) {
+    this.outbox.enqueue(item);
+  }
+
+  /** Handlers never throw into OpenClaw: a bug here is logged, the agent goes on. */
+  private guard<A extends unknown[]>(name: string, f: (...a: A) => void): (...a: A) => void {
+    return (...a: A) => {
+      if (process.env.TIMEKEEPER_PLUGIN_DEBUG) this.log.info(`[timekeeper] hook ${name} ${JSON.stringify(a).slice(0, 300)}`);
+      try {
+        f(...a);
+      } catch (err) {
+        this.log.error(`[timekeeper] ${name} handler failed: ${(err as Error).stack ?? String(err)}`);
+      }
+    };
+  }
+
+  readonly sessionStart = this.guard('session_start', (e: m.SessionStartEvent, ctx: m.SessionContext) => {
+    this.learn(e.sessionKey ?? ctx.sessionKey, e.sessionId);
+    if (!this.on('session_start') || this.created.has(e.sessionId)) return;
+    this.created.add(e.sessionId);
+    this.put(this.map.sessionStart(e, ctx, channelOfKey(e.sessionKey ?? ctx.sessionKey)));
+  });
+
+  readonly messageReceived = this.guard('message_received', (e: m.MessageReceivedEvent, ctx: m.MessageContext) => {
+    if (!this.on('message_received')) return;
+    const runId = e.runId ?? ctx.runId;
+    if (runId) {
+      this.userRecorded.add(runId);
+      this.runChannel.set(runId, ctx.channelId);
+    }
+    const key = e.sessionKey ?? ctx.sessionKey;
+    const sessionId = key ? this.keyToSession.get(key) : undefined;
+    if (sessionId) {
+      this.ensureCreated(sessionId, undefined, ctx.channelId);
+      this.put(this.map.messageReceived(sessionId, e, ctx));
+      return;
+    }
+    if (!key) return this.log.warn('[timekeeper] message_received without a sessionKey: not recorded');
+    // Held until a hook tells which sessionId this key belongs to (llm_input does, before the model runs).
+    const held = this.waiting.get(key) ?? [];
+    if (held.length < 100) held.push(this.map.messageReceived('pending', e, ctx));
+    this.waiting.set(key, held);
+  });
+
+  readonly llmInput = this.guard('llm_input', (e: m.LlmInputEvent, ctx: m.AgentContext) => {
+    this.learn(ctx.sessionKey, e.sessionId);
+    if (!this.on('llm_input') || this.userRecorded.has(e.runId)) return;
+    this.userRecorded.add(e.runId);
+    this.ensureCreated(e.sessionId, ctx.agentId, ctx.channel ?? ctx.messageProvider);
+    this.put(this.map.llmInput(e, ctx));
+  });
+
+  readonly llmOutput = this.guard('llm_output', (e: m.LlmOutputEvent, ctx: m.AgentContext) => {
+    this.learn(ctx.sessionKey, e.sessionId);
+    if (!this.on('llm_output')) return;
+    const n = (this.llmAttempts.get(e.runId) ?? 0) + 1;
+    this.llmAttempts.set(e.runId, n);
+    this.ensureCreated(e.sessionId, ctx.agentId, ctx.channel ?? ctx.messageProvider);
+    this.put(this.map.llmOutput(e, n));
+  });
+
+  private toolSession(ctx: m.ToolContext): string | undefined {
+    const sid = ctx.sessionId ?? (ctx.sessionKey ? this.keyToSession.get(ctx.sessionKey) : undefined);
+    if (!sid) this.log.warn(`[timekeeper] ${ctx.toolName} tool hook without a sessionId: not recorded`);
+    return sid;
+  }
+
+  private seq(ctx: m.ToolContext, e: { runId?: string; toolName: string }, bump: boolean) {
+    const k = `${e.runId ?? ctx.runId}:${e.toolName}`;
+    const n = (this.toolSeq.get(k) ?? 0) + (bump ? 1 : 0);
+    this.toolSeq.set(k, n);
+    return n;
+  }
+
+  readonly beforeToolCall = this.guard('before_tool_call', (e: m.BeforeToolCallEvent, ctx: m.ToolContext) => {
+    this.learn(ctx.sessionKey, ctx.sessionId);
+    if (!this.on('before_tool_call')) return;
+    const sid = this.toolSession(ctx);
+    if (!sid) return;
+    this.ensureCreated(sid, ctx.agentId, ctx.channelId);
+    this.put(this.map.beforeToolCall(sid, e, ctx, this.seq(ctx, e, true)));
+  });
+
+  readonly afterToolCall = this.guard('after_tool_call', (e: m.AfterToolCallEvent, ctx: m.ToolContext) => {
+    if (!this.on('after_tool_call')) return;
+    const sid = this.toolSession(ctx);
+    if (!sid) return;
+    this.ensureCreated(sid, ctx.agentId, ctx.channelId);
+    this.put(this.map.afterToolCall(sid, e, ctx, this.seq(ctx, e, false)));
+  });
+
+  readonly sessionEnd = this.guard('session_end', (e: m.SessionEndEvent, _ctx: m.SessionContext) => {
+    if (!this.on('session_end')) return;
+    this.put(this.map.sessionEnd(e));
+  });
+}
+
+/** The channel a session key names (`agent:<agentId>:<channel>:…`), when it has that shape. */
+export function channelOfKey(key: string | undefined): string | undefined {
+  const parts = key?.split(':');
+  return parts && parts.length >= 3 && parts[0] === 'agent' && parts[2] !== 'main' ? parts[2] : undefined;
+}

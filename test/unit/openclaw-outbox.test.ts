@@ -1,0 +1,121 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { OutboxItem } from '../../integrations/openclaw/src/mapping';
+import { Outbox, type DeliveryOutcome } from '../../integrations/openclaw/src/outbox';
+import { TimekeeperRecorder } from '../../integrations/openclaw/src/recorder';
+import { parseConfig } from '../../integrations/openclaw/src/config';
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tk-outbox-'));
+const ev = (session: string, n: number): OutboxItem => ({ op: 'append', session, body: { type: 'USER_INPUT', content: n, idempotency_key: `k${n}` } });
+const keyOf = (i: OutboxItem) => (i.op === 'append' ? i.body.idempotency_key : i.op);
+const quiet = { info: () => {}, warn: () => {}, error: jest.fn() };
+
+describe('OpenClaw plugin outbox', () => {
+  test('delivers in order per session, retrying with backoff until delivered', async () => {
+    const seen: string[] = [];
+    let fails = 3;
+    const box = new Outbox({
+      dir: tmp(),
+      retryBaseMs: 5,
+      retryMaxMs: 20,
+      logger: quiet,
+      deliver: async (i): Promise<DeliveryOutcome> => {
+        if (i.session === 'a' && fails-- > 0) return { kind: 'retry', reason: 'ECONNREFUSED' };
+        seen.push(`${i.session}:${keyOf(i)}`);
+        return { kind: 'delivered' };
+      },
+    });
+    box.start();
+    for (let n = 1; n <= 3; n++) box.enqueue(ev('a', n));
+    box.enqueue(ev('b', 9));
+    expect(await box.flush(5000)).toBe(true);
+    expect(seen.filter((s) => s.startsWith('a:'))).toEqual(['a:k1', 'a:k2', 'a:k3']);
+    expect(seen).toContain('b:k9');
+    expect(box.status()).toMatchObject({ pending: 0, delivered: 4, retries: 3, dropped: 0 });
+    box.close();
+  });
+
+  test('survives a restart: what was not acknowledged is sent by the next process, once', async () => {
+    const dir = tmp();
+    const first = new Outbox({ dir, logger: quiet, deliver: async () => ({ kind: 'retry', reason: 'down' }), retryBaseMs: 1000 });
+    first.enqueue(ev('a', 1));
+    first.enqueue(ev('a', 2));
+    first.close(); // never started: both still in the journal
+    const seen: string[] = [];
+    const second = new Outbox({ dir, logger: quiet, deliver: async (i) => (seen.push(keyOf(i)), { kind: 'delivered' }) });
+    expect(second.status().pending).toBe(2);
+    second.start();
+    await second.flush(2000);
+    second.close();
+    const third = new Outbox({ dir, logger: quiet, deliver: async (i) => (seen.push(keyOf(i)), { kind: 'delivered' }) });
+    expect(third.status().pending).toBe(0);
+    third.close();
+    expect(seen).toEqual(['k1', 'k2']);
+  });
+
+  test('a torn last line (crash mid-write) is skipped, the rest replays', () => {
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, 'journal.jsonl'), `${JSON.stringify({ t: 'enq', id: 1, item: ev('a', 1) })}\n{"t":"enq","id":2,"ite`);
+    const box = new Outbox({ dir, logger: quiet, deliver: async () => ({ kind: 'delivered' }) });
+    expect(box.status().pending).toBe(1);
+    box.close();
+  });
+
+  test('bounded: beyond maxPending new events are dropped, counted, logged and written to status.json', () => {
+    const dir = tmp();
+    const error = jest.fn();
+    const box = new Outbox({ dir, maxPending: 2, logger: { ...quiet, error }, deliver: async () => ({ kind: 'delivered' }) });
+    expect([1, 2, 3, 4].map((n) => box.enqueue(ev('a', n)))).toEqual([true, true, false, false]);
+    expect(box.status()).toMatchObject({ pending: 2, dropped: 2 });
+    expect(error).toHaveBeenCalledWith(expect.stringMatching(/outbox full .*dropped so far: 1/));
+    box.close();
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'status.json'), 'utf8'))).toMatchObject({ pending: 2, dropped: 2 });
+  });
+
+  test('a refusal is acknowledged, counted and logged, and does not block the session', async () => {
+    const error = jest.fn();
+    const seen: string[] = [];
+    const box = new Outbox({
+      dir: tmp(),
+      logger: { ...quiet, error },
+      deliver: async (i) => (keyOf(i) === 'k1' ? { kind: 'rejected', reason: 'HTTP 409 session_archived' } : (seen.push(keyOf(i)), { kind: 'delivered' })),
+    });
+    box.start();
+    box.enqueue(ev('a', 1));
+    box.enqueue(ev('a', 2));
+    await box.flush(2000);
+    expect(seen).toEqual(['k2']);
+    expect(box.status()).toMatchObject({ rejected: 1, delivered: 1 });
+    expect(error).toHaveBeenCalledWith(expect.stringMatching(/refused .*session_archived/));
+    box.close();
+  });
+
+  test('a second process on the same folder writes its own journal; the owner adopts it after it exits', () => {
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, 'owner.lock'), '999999999'); // a pid that is not running: stale
+    const box = new Outbox({ dir, logger: quiet, deliver: async () => ({ kind: 'delivered' }) });
+    expect(box.journalPath).toBe(path.join(dir, 'journal.jsonl'));
+    box.close();
+    fs.writeFileSync(path.join(dir, 'journal-999999998.jsonl'), `${JSON.stringify({ t: 'enq', id: 1, item: ev('z', 7) })}\n`);
+    const owner = new Outbox({ dir, logger: quiet, deliver: async () => ({ kind: 'delivered' }) });
+    expect(owner.status().pending_by_session).toEqual({ z: 1 });
+    expect(fs.existsSync(path.join(dir, 'journal-999999998.jsonl'))).toBe(false);
+    owner.close();
+  });
+
+  test('the recorder: handlers only enqueue; a run seen by message_received is not recorded again from llm_input', () => {
+    const dir = tmp();
+    const rec = new TimekeeperRecorder(parseConfig({ url: 'http://127.0.0.1:1', outboxDir: dir }, {}), async () => ({ kind: 'delivered' }), quiet);
+    rec.sessionStart({ sessionId: 's1', sessionKey: 'k1' }, { sessionId: 's1', agentId: 'main' });
+    rec.messageReceived({ from: 'u', content: 'hi', runId: 'r1' }, { channelId: 'cli', sessionKey: 'k1' });
+    rec.llmInput({ runId: 'r1', sessionId: 's1', provider: 'p', model: 'm', prompt: 'hi' }, { sessionKey: 'k1' });
+    rec.beforeToolCall({ toolName: 'read', params: {}, toolCallId: 'c1' }, { toolName: 'read', sessionId: 's1' });
+    rec.afterToolCall({ toolName: 'read', params: {}, toolCallId: 'c1', result: 'ok', durationMs: 3 }, { toolName: 'read', sessionId: 's1' });
+    rec.llmOutput({ runId: 'r1', sessionId: 's1', provider: 'p', model: 'm', assistantTexts: ['done'] }, {});
+    rec.sessionEnd({ sessionId: 's1', messageCount: 2, reason: 'reset' }, { sessionId: 's1' });
+    const lines = fs.readFileSync(path.join(dir, 'journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).item as OutboxItem);
+    expect(lines.map((i) => (i.op === 'append' ? i.body.type : i.op))).toEqual(['create', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'end']);
+    rec.outbox.close();
+  });
+});

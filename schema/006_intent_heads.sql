@@ -36,6 +36,9 @@ ALTER TABLE intent_transitions ENABLE ALWAYS TRIGGER intent_heads_track;
 -- Intents written before this migration.
 INSERT INTO intent_heads (event_id, seq, status)
 SELECT DISTINCT ON (event_id) event_id, seq, status FROM intent_transitions ORDER BY event_id, seq DESC;
+-- Statistics now, not at autovacuum's leisure: without them the planner takes the pending query
+-- with older_than through all of intents (80 ms instead of 4 ms at 100,000 intents).
+ANALYZE intent_heads;
 
 ALTER TABLE intent_heads OWNER TO timekeeper_owner;
 ALTER FUNCTION intent_heads_track() OWNER TO timekeeper_owner;

@@ -25,6 +25,7 @@ COPY activities ./activities
 COPY worker ./worker
 COPY api ./api
 COPY bin ./bin
+COPY integrations ./integrations
 # SQL migrations, read from disk by lib/migrate.ts (the migrate job and the worker).
 COPY schema ./schema
 

@@ -15,10 +15,10 @@
  * and then measures raw single-row INSERTs into a scratch table at the same concurrency, so the
  * append rate can be put next to what the same PostgreSQL does without Timekeeper in between.
  */
-import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
-import { TimekeeperApiError, TimekeeperClient, type TimekeeperClientOptions } from '../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../api/client';
+import { keepAliveFetch } from './http';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -128,40 +128,6 @@ function parseArgs(argv: string[]): Options {
 // (undici) keeps connections alive too, but costs the client about twice the CPU per request
 // of http.request, and on a host the server shares that shows up in the server's latencies;
 // --global-fetch uses it anyway.
-
-type Fetch = NonNullable<TimekeeperClientOptions['fetch']>;
-
-/** fetch over node:http with one keep-alive agent of at most `maxSockets` connections. */
-function keepAliveFetch(maxSockets: number, timeoutMs: number): { fetch: Fetch; close(): void } {
-  // An agent-level timeout makes Node honour the server's "Keep-Alive: timeout=5" hint and close
-  // an idle socket a second before the server does; without it a request can be written to a
-  // socket the server is just closing and fail with ECONNRESET (seen between the phases).
-  const agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: timeoutMs });
-  const fetch: Fetch = (url, init) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(url, { method: init.method, headers: init.headers as Record<string, string>, agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers = new Headers();
-          for (let i = 0; i < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
-          const status = res.statusCode ?? 0;
-          resolve(new Response([101, 204, 205, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers }));
-        });
-        res.on('error', reject);
-      });
-      // The agent's idle timer must not run while a request is in flight (a slow append would be
-      // cut off); the agent sets it again when the socket goes back to the pool. The client's
-      // timeoutMs is the per-request wall-clock deadline, through the signal.
-      req.on('socket', (sock) => sock.setTimeout(0));
-      const signal = init.signal;
-      if (signal?.aborted) req.destroy(signal.reason as Error);
-      else signal?.addEventListener('abort', () => req.destroy(signal.reason as Error), { once: true });
-      req.on('error', reject);
-      req.end(init.body as string | undefined);
-    });
-  return { fetch, close: () => agent.destroy() };
-}
 
 /** A typed client for the bench; `close()` drops its connections. */
 function client(opts: Options, maxSockets: number, timeoutMs = opts.timeoutMs): { tk: TimekeeperClient; close(): void } {

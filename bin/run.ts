@@ -2,14 +2,13 @@
  * Process entry shared by `npm start` (everything on embedded defaults), `npm run worker`
  * and `npm run api` (one role each, for production).
  */
-import http from 'node:http';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createApp } from '../api/app';
+import { listenApi } from '../api/listen';
 import { assertSafeBinding, loadKeyStore } from '../api/auth';
 import { preparePostgres, prepareTemporal, PreparedPostgres, PreparedTemporal, redact } from '../lib/bootstrap';
 import { loadConfig, readSecret, taskRunQueues } from '../lib/config';
-import { LIMITS } from '../lib/domain/limits';
 import { createPool } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { ensureSearchAttributes } from '../lib/temporal';
@@ -99,41 +98,11 @@ export async function run(opts: RunOptions): Promise<void> {
     if (opts.api) {
       await ensureSearchAttributes(connection, config.temporalNamespace);
       const app = createApp({ client, pool, config: { ...config, temporalUiUrl: temporal.uiUrl ?? config.temporalUiUrl }, keys });
-      const server = http.createServer(app);
-      // Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first
-      // and never sends a request into a socket we are closing.
-      server.keepAliveTimeout = LIMITS.httpKeepAliveMs;
-      server.headersTimeout = LIMITS.httpHeadersTimeoutMs;
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.port, config.host, resolve);
-      });
-      cleanups.push(
-        () =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeIdleConnections();
-          }),
-      );
-      log(`[api] Timekeeper API:  http://${config.host}:${config.port}  (${keys.open ? 'open: no API keys configured' : 'API keys required'})`);
-      if (config.omlPort > 0) {
-        // The same routes on OML's port (3847 by default there), so an agent set up for OML needs no change.
-        const oml = http.createServer(app);
-        oml.keepAliveTimeout = LIMITS.httpKeepAliveMs;
-        oml.headersTimeout = LIMITS.httpHeadersTimeoutMs;
-        await new Promise<void>((resolve, reject) => {
-          oml.once('error', reject);
-          oml.listen(config.omlPort, config.host, resolve);
-        });
-        cleanups.push(
-          () =>
-            new Promise<void>((resolve) => {
-              oml.close(() => resolve());
-              oml.closeIdleConnections();
-            }),
-        );
-        log(`[api] OML-compatible:  http://${config.host}:${config.omlPort}/api/events`);
-      }
+      const listeners = await listenApi(app, { host: config.host, port: config.port, omlPort: config.omlPort });
+      cleanups.push(() => listeners.close());
+      log(`[api] Timekeeper API:  http://${config.host}:${listeners.port}  (${keys.open ? 'open: no API keys configured' : 'API keys required'})`);
+      // The same routes on OML's port (3847 by default there), so an agent set up for OML needs no change.
+      if (listeners.omlPort !== undefined) log(`[api] OML-compatible:  http://${config.host}:${listeners.omlPort}/api/events`);
     }
     if (temporal.uiUrl && opts.embedded) log(`[temporal] Temporal UI:    ${temporal.uiUrl}`);
     log(`[postgres] events in:       ${redact(pg.ownerUrl)}${pg.embedded ? ' (embedded)' : ''}`);

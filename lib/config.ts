@@ -247,3 +247,28 @@ export function toolSettings(env: NodeJS.ProcessEnv = process.env): ToolSettings
   const base = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return { temporalCli: env.TEMPORAL_CLI || undefined, cliCacheDir: path.join(base, 'timekeeper', 'bin') };
 }
+
+/** What the MCP server (bin/mcp.ts) connects to: a running Timekeeper, through its HTTP API. */
+export interface McpSettings {
+  /** TIMEKEEPER_URL, default http://127.0.0.1:8000 (no trailing slash). */
+  url: string;
+  /** TIMEKEEPER_API_KEY: sent as `Authorization: Bearer <key>`; unset for an open (loopback) API. */
+  apiKey: string | undefined;
+}
+
+export function mcpSettings(env: NodeJS.ProcessEnv = process.env): McpSettings {
+  const raw = env.TIMEKEEPER_URL || 'http://127.0.0.1:8000';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`TIMEKEEPER_URL must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`TIMEKEEPER_URL must be an http(s) URL, got "${raw}"`);
+  return { url: raw.replace(/\/+$/, ''), apiKey: env.TIMEKEEPER_API_KEY || undefined };
+}
+
+/** Where `npm run install-skill` links the OpenClaw skill: OPENCLAW_SKILLS_DIR, default ~/.openclaw/skills. */
+export function openclawSkillsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(env.OPENCLAW_SKILLS_DIR || path.join(os.homedir(), '.openclaw', 'skills'));
+}

@@ -15,7 +15,8 @@ export interface ToolDefinition {
   route: { method: string; path: string };
 }
 
-const schema = (t: z.ZodType): Record<string, unknown> => {
+/** A tool's argument schema as JSON Schema (draft 2020-12, the input side), without `$schema`. */
+export const toolParameters = (t: z.ZodType): Record<string, unknown> => {
   const { $schema: _s, ...rest } = z.toJSONSchema(t, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
   return rest;
 };
@@ -27,19 +28,19 @@ export function intentTools(): ToolDefinition[] {
     {
       name: 'log_event_requested',
       description: 'Before starting any substantive work, record the intent (status requested). event_id must be unique, e.g. EMAIL-20231027-001.',
-      parameters: schema(createIntent.body.omit({ status: true })),
+      parameters: toolParameters(createIntent.body.omit({ status: true })),
       route: { method: 'POST', path: createIntent.path },
     },
     {
       name: 'log_event_done',
       description: 'After the work succeeded, close the intent as done with its result data (e.g. a message id).',
-      parameters: schema(z.object({ event_id: intentId, note: patch.note, result_data: patch.data })),
+      parameters: toolParameters(z.object({ event_id: intentId, note: patch.note, result_data: patch.data })),
       route: { method: 'PATCH', path: transitionIntent.path },
     },
     {
       name: 'log_event_blocked',
       description: 'When the work failed or cannot go on, record blocked with the root cause (error) and what to do next (next_step); retry and retry_after re-open it automatically.',
-      parameters: schema(
+      parameters: toolParameters(
         z.object({
           event_id: intentId,
           note: patch.note,
@@ -56,7 +57,7 @@ export function intentTools(): ToolDefinition[] {
     {
       name: 'pending_intents',
       description: 'At start-up, list intents that were requested but never reached done or blocked, oldest first, to resume or close them.',
-      parameters: schema(z.object({ older_than: z.number().int().min(0).optional(), domain: pendingIntents.query.shape.domain })),
+      parameters: toolParameters(z.object({ older_than: z.number().int().min(0).optional(), domain: pendingIntents.query.shape.domain })),
       route: { method: 'GET', path: pendingIntents.path },
     },
   ];

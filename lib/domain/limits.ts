@@ -69,6 +69,8 @@ export const TUNABLE = {
 } as const satisfies Record<string, Tunable>;
 
 export const LIMITS = {
+  /** Each HTTP request the MCP server makes: longer than the default write deadline (30 s), so the API answers first (503) and the tool reports that. */
+  mcpRequestTimeoutMs: 45_000,
   /** Events written in one transaction at most: one round trip for a burst, bounded lock time. */
   appendBatchEvents: 200,
   /** Content bytes per transaction (a single larger event still goes alone): keeps a batch under Temporal's 2 MB payload limit. */

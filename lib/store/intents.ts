@@ -231,9 +231,9 @@ export class IntentStore {
   /** Intents with an open head (requested or in-progress), oldest first. */
   async pending(f: PendingFilter): Promise<IntentRow[]> {
     const w = new Where();
-    w.add(`i.event_id IN (SELECT t.event_id FROM intent_transitions t
-                           WHERE t.status IN ('requested', 'in-progress')
-                             AND NOT EXISTS (SELECT 1 FROM intent_transitions n WHERE n.event_id = t.event_id AND n.seq = t.seq + 1))`);
+    // intent_heads (schema/006): the latest transition's status per intent, kept by a trigger;
+    // its partial index holds only the open heads, so this reads as many rows as are pending.
+    w.add(`i.event_id IN (SELECT h.event_id FROM intent_heads h WHERE h.status IN ('requested', 'in-progress'))`);
     if (f.domain) w.add('i.domain = ?', f.domain);
     if (f.olderThanS !== undefined) w.add('i.created_ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?::bigint * 1000', f.olderThanS);
     const limit = w.param(f.limit);

@@ -1,7 +1,7 @@
 /**
- * Replays every recorded session workflow history (test/replay/histories, written by
- * `npm run record-histories`) against the current workflow code: a change that would break
- * running sessions fails here. See test/replay/README.md.
+ * Replays every recorded session and intent workflow history (test/replay/histories, written
+ * by `npm run record-histories`) against the current workflow code: a change that would break
+ * running sessions or intents fails here. See test/replay/README.md.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,14 +34,15 @@ beforeAll(() => {
 
 describe('workflow replay', () => {
   test('the recorded histories are there (an empty folder must not pass)', () => {
-    expect(files.length).toBeGreaterThanOrEqual(5);
+    expect(files.length).toBeGreaterThanOrEqual(10);
   });
 
-  test('every recorded history replays against the current session workflow', async () => {
+  test('every recorded history replays against the current session and intent workflows', async () => {
     const histories = files.map((f) => ({ file: f, ...readHistoryFile(path.join(HISTORIES, f)) }));
-    for (const h of histories) {
-      expect(h.history.events[0].workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('sessionWorkflow');
-    }
+    const types = Object.fromEntries(histories.map((h) => [h.file, h.history.events[0].workflowExecutionStartedEventAttributes?.workflowType?.name]));
+    // Intent histories are the intent-*.json files; every other one is a session's.
+    expect(types).toEqual(Object.fromEntries(files.map((f) => [f, f.startsWith('intent-') ? 'intentWorkflow' : 'sessionWorkflow'])));
+    expect(files.filter((f) => f.startsWith('intent-'))).toEqual(expect.arrayContaining(['intent-lifecycle.json', 'intent-blocked-retry.json', 'intent-ttl-expiry.json']));
     const byRun = new Map(histories.map((h) => [h.history.events[0].workflowExecutionStartedEventAttributes!.originalExecutionRunId, h.file]));
     const results = Worker.runReplayHistories({ ...currentWorkflows(), replayName: 'replay-test' }, histories);
     const outcomes: Record<string, string> = {};
@@ -55,6 +56,19 @@ describe('workflow replay', () => {
     const { workflowId, history } = readHistoryFile(path.join(HISTORIES, 'basic-lifecycle.json'));
     const err = await Worker.runReplayHistory(
       { workflowsPath: require.resolve('../replay/nondeterministic-workflow'), replayName: 'replay-negative' },
+      history,
+      workflowId,
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DeterminismViolationError);
+  });
+
+  test('and for intents: an intent workflow with one extra timer fails replay of the recorded lifecycle', async () => {
+    const { workflowId, history } = readHistoryFile(path.join(HISTORIES, 'intent-lifecycle.json'));
+    const err = await Worker.runReplayHistory(
+      { workflowsPath: require.resolve('../replay/nondeterministic-intent-workflow'), replayName: 'replay-negative-intent' },
       history,
       workflowId,
     ).then(

@@ -1,5 +1,5 @@
 /**
- * Records session workflow histories for the replay test (test/integration/replay.test.ts).
+ * Records session and intent workflow histories for the replay test (test/integration/replay.test.ts).
  *
  *   npm run record-histories                 # writes test/replay/histories/<scenario>.json
  *   npm run record-histories -- --tag v2     # writes <scenario>.v2.json next to the old ones
@@ -25,6 +25,12 @@ import { freePort, startDevServer } from '../../lib/temporal-server';
 import { createTimekeeperWorker } from '../../worker/worker';
 import { AppendRequest, AppendReceipt, EventType, SessionSettings, sessionWorkflowId } from '../../lib/domain/sessions';
 import { SessionIdKey } from '../../lib/search-attributes';
+import { IntentClient } from '../../clients/intents';
+import { IntentStatus, intentWorkflowId } from '../../lib/domain/intents';
+import { IntentStore } from '../../lib/store/intents';
+import { ensureSearchAttributes } from '../../lib/temporal';
+import type { Pool } from 'pg';
+import type { IntentWorkflowResult } from '../../workflows/intents/messages';
 import type { sessionWorkflow } from '../../workflows/sessions/workflow';
 import { SessionWorkflowResult, appendUpdate, createdUpdate, endUpdate } from '../../workflows/sessions/messages';
 
@@ -37,6 +43,7 @@ type Session = WorkflowHandle<typeof sessionWorkflow>;
 interface Ctx {
   client: Client;
   taskQueue: string;
+  pool: Pool;
 }
 
 /** One recorded run: the file name (without .json) and its history. */
@@ -99,7 +106,7 @@ async function expectUpdateFailure(p: Promise<unknown>, type: string, what: stri
 }
 
 /** Every run of the handle's workflow id, first run first, found through continuedExecutionRunId. */
-async function fetchRuns(ctx: Ctx, h: Session): Promise<History[]> {
+async function fetchRuns(ctx: Ctx, h: WorkflowHandle): Promise<History[]> {
   const runs: History[] = [];
   let runId: string | undefined = (await h.describe()).runId;
   while (runId) {
@@ -125,6 +132,31 @@ const CONTENT: Record<string, (i: number) => AppendRequest['content']> = {
   [EventType.ToolCall]: (i) => ({ tool_name: 'search', params: { q: `q${i}` } }),
   [EventType.ToolResult]: (i) => ({ tool_name: 'search', result: [i, i + 1] }),
 };
+
+/** As the API builds it (api/app.ts), with the given retention. */
+function intents(ctx: Ctx, retentionS = 604800): IntentClient {
+  return new IntentClient({ client: ctx.client, pool: ctx.pool, taskQueue: ctx.taskQueue, writeTimeoutMs: 30000, defaultTtlS: 86400, domainTtls: {}, retentionS });
+}
+
+/** Waits until the stored intent is in `status` (a timer of its workflow moved it). */
+async function storedStatus(ctx: Ctx, eventId: string, status: string): Promise<void> {
+  const store = new IntentStore(ctx.pool);
+  const end = Date.now() + 20000;
+  while ((await store.get(eventId))?.status !== status) {
+    assert(Date.now() < end, `${eventId}: reaches ${status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The intent workflow's one run, after it closed for `closed`. */
+async function finishIntent(ctx: Ctx, eventId: string, closed: IntentWorkflowResult['closed']): Promise<History> {
+  const h = ctx.client.workflow.getHandle(intentWorkflowId(eventId));
+  const result = (await h.result()) as IntentWorkflowResult;
+  assert(result.closed === closed, `${eventId}: closed for ${closed}, got ${result.closed}`);
+  const runs = await fetchRuns(ctx, h);
+  assert(runs.length === 1, `${eventId}: one run, got ${runs.length}`);
+  return runs[0];
+}
 
 const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
   /** (a) create, a few appends of each type, end. */
@@ -196,6 +228,44 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
     const h = await createSession(ctx, 'record-idle', { idleTimeoutS: 2 });
     return [{ name: 'idle-timeout', history: await finish(ctx, h, 'idle') }];
   },
+
+  /** (f) intent requested → in-progress → done, linked to a session (each transition appended to it); closes on done. */
+  async 'intent-lifecycle'(ctx) {
+    const session = await createSession(ctx, 'record-intent-link');
+    const ic = intents(ctx);
+    const id = 'REPORT-20231027-001';
+    const created = await ic.create({ eventId: id, domain: 'reporting', action: 'generate-and-send-daily-report', tags: ['daily'], data: { date: '2023-10-27' }, sessionId: 'record-intent-link' });
+    assert(created.seq === 1 && created.content.to === IntentStatus.Requested, 'intent: created as requested');
+    assert((await ic.transition(id, { status: IntentStatus.InProgress, note: 'pulling data' })).seq === 2, 'intent: in-progress is seq 2');
+    const done = await ic.transition(id, { status: IntentStatus.Done, note: 'sent', data: { message_id: 'm-1' } });
+    assert(done.seq === 3 && done.content.to === IntentStatus.Done, 'intent: done is seq 3');
+    const history = await finishIntent(ctx, id, 'done');
+    await end(session, 'done');
+    await finish(ctx, session, 'done');
+    return [{ name: 'intent-lifecycle', history }];
+  },
+
+  /** (g) blocked with retry and retry_after in 2 s: the timer re-opens it as requested (and wakes the agent), then done. */
+  async 'intent-blocked-retry'(ctx) {
+    const ic = intents(ctx);
+    const id = 'EMAIL-20231027-002';
+    await ic.create({ eventId: id, domain: 'communication', action: 'send-email', data: { to: 'john@example.com' } });
+    const retryAfter = new Date(Date.now() + 2000).toISOString();
+    const blocked = await ic.transition(id, { status: IntentStatus.Blocked, note: 'smtp down', data: { error: 'Connection timeout after 10s', next_step: 'Retry in 2 s', retry: true, retry_after: retryAfter } });
+    assert(blocked.content.to === IntentStatus.Blocked, 'retry: blocked');
+    await storedStatus(ctx, id, IntentStatus.Requested);
+    const done = await ic.transition(id, { status: IntentStatus.Done, note: 'sent on retry' });
+    assert(done.seq === 4, `retry: requested, blocked, requested (system), done; got seq ${done.seq}`);
+    return [{ name: 'intent-blocked-retry', history: await finishIntent(ctx, id, 'done') }];
+  },
+
+  /** (h) ttl_s 1: the intent expires (blocked, error expired) and, blocked without a retry, its workflow closes after a retention of 2 s. */
+  async 'intent-ttl-expiry'(ctx) {
+    const id = 'OPS-20231027-003';
+    await intents(ctx, 2).create({ eventId: id, domain: 'ops', action: 'rotate-logs', ttlS: 1 });
+    await storedStatus(ctx, id, IntentStatus.Blocked);
+    return [{ name: 'intent-ttl-expiry', history: await finishIntent(ctx, id, 'retention') }];
+  },
 };
 
 function parseArgs(argv: string[]): { tag?: string; overwrite: boolean; only?: string[] } {
@@ -246,6 +316,8 @@ async function main(): Promise<void> {
     cleanup.push(() => pool.end());
     const nativeConnection = await NativeConnection.connect({ address: dev.address });
     cleanup.push(() => nativeConnection.close());
+    // The intent workflow's search attributes (IntentId, Domain, IntentStatus), as the API registers them.
+    await ensureSearchAttributes(nativeConnection, 'default');
     const connection = await Connection.connect({ address: dev.address });
     cleanup.push(() => connection.close());
     const client = new Client({ connection, namespace: 'default', identity: 'timekeeper-record-histories' });
@@ -258,7 +330,7 @@ async function main(): Promise<void> {
     });
     log('worker running');
 
-    const ctx: Ctx = { client, taskQueue };
+    const ctx: Ctx = { client, taskQueue, pool };
     for (const name of selected) {
       const runs = await scenarios[name](ctx);
       recorded.push(...runs);

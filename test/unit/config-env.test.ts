@@ -1,6 +1,7 @@
 /** Runtime configuration from the environment (lib/config.ts): defaults, bounds, derivations. */
+import os from 'node:os';
 import path from 'node:path';
-import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppUrl, loadConfig, toolSettings } from '../../lib/config';
+import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppUrl, loadConfig, mcpSettings, openclawSkillsDir, toolSettings } from '../../lib/config';
 import { TUNABLE } from '../../lib/domain/limits';
 
 const load = (env: Record<string, string>) => loadConfig(env as NodeJS.ProcessEnv);
@@ -147,5 +148,17 @@ describe('other values', () => {
   test('toolSettings: TEMPORAL_CLI and the XDG cache folder', () => {
     expect(toolSettings({ XDG_CACHE_HOME: '/cache', TEMPORAL_CLI: '/bin/temporal' })).toEqual({ temporalCli: '/bin/temporal', cliCacheDir: path.join('/cache', 'timekeeper', 'bin') });
     expect(toolSettings({ TEMPORAL_CLI: '' }).temporalCli).toBeUndefined();
+  });
+
+  test('mcpSettings: TIMEKEEPER_URL (http or https, trailing slash dropped) and TIMEKEEPER_API_KEY', () => {
+    expect(mcpSettings({})).toEqual({ url: 'http://127.0.0.1:8000', apiKey: undefined });
+    expect(mcpSettings({ TIMEKEEPER_URL: 'https://tk.example/', TIMEKEEPER_API_KEY: 'k1' })).toEqual({ url: 'https://tk.example', apiKey: 'k1' });
+    expect(() => mcpSettings({ TIMEKEEPER_URL: 'ftp://tk.example' })).toThrow(/TIMEKEEPER_URL/);
+    expect(() => mcpSettings({ TIMEKEEPER_URL: 'not a url' })).toThrow(/TIMEKEEPER_URL/);
+  });
+
+  test('openclawSkillsDir: OPENCLAW_SKILLS_DIR, else ~/.openclaw/skills', () => {
+    expect(openclawSkillsDir({ OPENCLAW_SKILLS_DIR: '/tmp/skills' })).toBe('/tmp/skills');
+    expect(openclawSkillsDir({})).toBe(path.join(os.homedir(), '.openclaw', 'skills'));
   });
 });

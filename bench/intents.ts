@@ -1,0 +1,254 @@
+/**
+ * `npm run bench:intents`: intent latencies against a RUNNING Timekeeper (it starts nothing),
+ * through the typed client (api/client.ts, tk.intents).
+ *
+ *   BENCH_URL=http://127.0.0.1:8123 DATABASE_URL=postgres://…/timekeeper npm run bench:intents
+ *   npm run bench:intents -- --agents 20,100 --intents 10 --seed 100000 --pending-queries 200
+ *
+ * Phases:
+ *   agents    for each concurrency C in --agents: C agents at once, each running --intents
+ *             intents one after another as OML's pattern does: create (requested), PATCH
+ *             in-progress, PATCH done. Each call is timed (request to parsed answer), so
+ *             create and transition latencies include the intent workflow's update and the
+ *             stored, hash-chained row. Target: p99 <= 100 ms at 20 agents.
+ *   seed      tops the database up to --seed intents stored in total. These rows are written
+ *             DIRECTLY through the store (lib/store/intents.ts, IntentWriteTx: the same INSERTs,
+ *             hashes and chain-guard trigger the recordTransition activity uses, in transactions
+ *             of 100 intents), not through the API: seeding 100,000 intents through their
+ *             workflows would take most of an hour on 2 cores, and the pending query reads only
+ *             PostgreSQL. No workflow runs for them (a later PATCH would start one from the
+ *             stored head). --seed-open of them stay requested; the rest are done.
+ *   pending   --pending-queries GET /api/events/pending calls one after another (the recovery
+ *             call an agent makes at start-up), then as many with older_than. Target: p99 <= 50 ms
+ *             with 100,000 intents stored.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'pg';
+import { TimekeeperApiError, TimekeeperClient } from '../api/client';
+import { computeTransitionHash } from '../lib/hash-chain';
+import { IntentStatus, headerContent, intentWorkflowId, type IntentHeader, type StoredTransition } from '../lib/domain/intents';
+import { IntentStore } from '../lib/store/intents';
+import { keepAliveFetch } from './http';
+
+interface Options {
+  url: string;
+  apiKey: string | undefined;
+  databaseUrl: string;
+  agents: number[];
+  intents: number;
+  seed: number;
+  seedOpen: number;
+  pendingQueries: number;
+  strict: boolean;
+}
+
+const USAGE = `usage: npm run bench:intents -- [options]
+  --url URL              Timekeeper base URL (default $BENCH_URL or http://127.0.0.1:8000)
+  --agents LIST          concurrent agents, comma-separated (default 20,100)
+  --intents N            intents per agent, each create + in-progress + done (default 10)
+  --seed N               intents stored in total before the pending phase (default 100000; 0: no seeding)
+  --seed-open N          of the seeded ones, this many stay requested (default 100)
+  --pending-queries N    pending calls of each kind (default 200)
+  --strict               exit with status 1 when a target is missed
+env: BENCH_URL, BENCH_API_KEY, DATABASE_URL (for seeding; the database the server uses)`;
+
+function parseArgs(argv: string[]): Options {
+  const flags = new Map<string, string>();
+  let strict = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--help' || a === '-h') {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    if (a === '--strict') strict = true;
+    else if (a.startsWith('--') && i + 1 < argv.length) flags.set(a.slice(2), argv[++i]);
+    else throw new Error(`bad argument ${a}\n${USAGE}`);
+  }
+  for (const k of flags.keys()) if (!['url', 'agents', 'intents', 'seed', 'seed-open', 'pending-queries'].includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
+  const int = (k: string, d: number, min = 0): number => {
+    const v = flags.get(k);
+    if (v === undefined) return d;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${k} must be an integer >= ${min}, got "${v}"`);
+    return n;
+  };
+  const agents = (flags.get('agents') ?? '20,100').split(',').map((x) => Number(x));
+  if (agents.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--agents must be a comma-separated list of positive integers');
+  return {
+    url: (flags.get('url') ?? process.env.BENCH_URL ?? 'http://127.0.0.1:8000').replace(/\/+$/, ''),
+    apiKey: process.env.BENCH_API_KEY || undefined,
+    databaseUrl: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/timekeeper',
+    agents,
+    intents: int('intents', 10, 1),
+    seed: int('seed', 100_000),
+    seedOpen: int('seed-open', 100),
+    pendingQueries: int('pending-queries', 200, 1),
+    strict,
+  };
+}
+
+/** Latencies of successful calls and the failures, by kind. */
+class Series {
+  readonly ms: number[] = [];
+  errors = 0;
+  readonly kinds = new Map<string, number>();
+  pct(p: number): number {
+    if (this.ms.length === 0) return NaN;
+    const sorted = [...this.ms].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  }
+  async time<T>(call: () => Promise<T>): Promise<T | undefined> {
+    const t0 = performance.now();
+    try {
+      const r = await call();
+      this.ms.push(performance.now() - t0);
+      return r;
+    } catch (err) {
+      this.errors++;
+      const kind = err instanceof TimekeeperApiError ? `HTTP ${err.status} ${err.errorCode}` : (err as Error).name + ': ' + (err as Error).message.slice(0, 80);
+      this.kinds.set(kind, (this.kinds.get(kind) ?? 0) + 1);
+      return undefined;
+    }
+  }
+}
+
+const f1 = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(1));
+const row = (label: string, s: Series) =>
+  `  ${label.padEnd(40)} n=${String(s.ms.length).padStart(6)}  p50 ${f1(s.pct(50)).padStart(7)} ms  p99 ${f1(s.pct(99)).padStart(7)} ms  max ${f1(s.pct(100)).padStart(7)} ms  errors ${s.errors}` +
+  (s.kinds.size ? `  (${[...s.kinds].map(([k, n]) => `${k} x${n}`).join(', ')})` : '');
+
+interface Target {
+  what: string;
+  ok: boolean;
+}
+
+async function agentsPhase(tk: TimekeeperClient, agents: number, perAgent: number, runId: string): Promise<{ create: Series; transition: Series; wallMs: number }> {
+  const create = new Series();
+  const transition = new Series();
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: agents }, async (_, a) => {
+      for (let i = 0; i < perAgent; i++) {
+        const id = `BENCH-${runId}-${agents}-${a}-${i}`;
+        const made = await create.time(() => tk.intents.create({ event_id: id, domain: 'bench', action: 'send-daily-summary', tags: ['bench'], data: { agent: a, n: i } }));
+        if (!made) continue;
+        if (!(await transition.time(() => tk.intents.transition(id, { status: 'in-progress', note: 'working' })))) continue;
+        await transition.time(() => tk.intents.transition(id, { status: 'done', note: 'sent', data: { message_id: `m-${a}-${i}` } }));
+      }
+    }),
+  );
+  return { create, transition, wallMs: performance.now() - t0 };
+}
+
+/** Writes `n` intents straight through the store (see the header: what this does and does not measure). */
+async function seed(pool: Pool, n: number, open: number, runId: string): Promise<number> {
+  const store = new IntentStore(pool);
+  const perTx = 100;
+  const batches = Math.ceil(n / perTx);
+  let next = 0;
+  const t0 = performance.now();
+  const now = Date.now();
+  const worker = async () => {
+    while (next < batches) {
+      const b = next++;
+      await store.write(async (tx) => {
+        for (let k = b * perTx; k < Math.min(n, (b + 1) * perTx); k++) {
+          const id = `SEED-${runId}-${k}`;
+          const header: IntentHeader = { event_id: id, domain: `seed${k % 20}`, action: 'seeded-work', tags: ['seed'], session_id: null, dedupe_key: null, ttl_s: 86400 };
+          const ts = now - (n - k) * 10; // oldest first, 10 ms apart
+          const wf = { workflowId: intentWorkflowId(id), runId: 'bench-seed' };
+          await tx.insertIntent(header, wf.workflowId, ts);
+          const first: Omit<StoredTransition, 'hash'> = {
+            event_id: id,
+            seq: 1,
+            transition_id: randomUUID(),
+            ts,
+            content: { from: null, to: IntentStatus.Requested, note: null, data: { k }, actor: 'agent', intent: headerContent(header) },
+            prev_hash: null,
+          } as Omit<StoredTransition, 'hash'>;
+          const t1 = { ...first, hash: computeTransitionHash(first) } as StoredTransition;
+          await tx.insertTransition(t1, wf);
+          if (k >= open) {
+            const done = { event_id: id, seq: 2, transition_id: randomUUID(), ts: ts + 5, content: { from: IntentStatus.Requested, to: IntentStatus.Done, note: 'done', data: {}, actor: 'agent' }, prev_hash: t1.hash } as Omit<StoredTransition, 'hash'>;
+            await tx.insertTransition({ ...done, hash: computeTransitionHash(done) } as StoredTransition, wf);
+          }
+        }
+      });
+      if (b % 100 === 99) process.stdout.write(`\r  seeded ${Math.min(n, (b + 1) * perTx)} / ${n}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  process.stdout.write('\n');
+  return performance.now() - t0;
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const maxAgents = Math.max(...opts.agents);
+  const http = keepAliveFetch(maxAgents, 60_000);
+  const tk = new TimekeeperClient({ baseUrl: opts.url, apiKey: opts.apiKey, fetch: http.fetch, timeoutMs: 60_000 });
+  const runId = `${Date.now().toString(36)}${process.pid}`;
+  const targets: Target[] = [];
+  try {
+    await tk.health();
+  } catch (err) {
+    throw new Error(`Timekeeper is not reachable at ${opts.url}: ${(err as Error).message}`);
+  }
+  console.log(`bench:intents against ${opts.url}, run ${runId}`);
+
+  // Warm-up: workflow code cached, connections open.
+  await agentsPhase(tk, 5, 2, `${runId}w`);
+
+  console.log('\ncreate + transition (each agent: create, in-progress, done; one after another)');
+  for (const c of opts.agents) {
+    const r = await agentsPhase(tk, c, opts.intents, runId);
+    const rate = ((r.create.ms.length + r.transition.ms.length) / r.wallMs) * 1000;
+    console.log(`${c} agents x ${opts.intents} intents, ${(r.wallMs / 1000).toFixed(1)} s, ${rate.toFixed(0)} calls/s`);
+    console.log(row('create (POST /api/events)', r.create));
+    console.log(row('transition (PATCH …/status)', r.transition));
+    if (c === 20) {
+      targets.push({ what: `create p99 ${f1(r.create.pct(99))} ms <= 100 ms at 20 agents, no errors`, ok: r.create.pct(99) <= 100 && r.create.errors === 0 });
+      targets.push({ what: `transition p99 ${f1(r.transition.pct(99))} ms <= 100 ms at 20 agents, no errors`, ok: r.transition.pct(99) <= 100 && r.transition.errors === 0 });
+    }
+  }
+
+  let stored = (await tk.intents.stats()).total;
+  if (opts.seed > stored) {
+    const n = opts.seed - stored;
+    console.log(`\nseeding ${n} intents directly through the store (${Math.min(n, opts.seedOpen)} left requested), ${stored} already stored`);
+    const pool = new Pool({ connectionString: opts.databaseUrl, max: 8 });
+    try {
+      const ms = await seed(pool, n, Math.min(n, opts.seedOpen), runId);
+      console.log(`  ${n} intents in ${(ms / 1000).toFixed(1)} s (${((n / ms) * 1000).toFixed(0)} intents/s)`);
+    } finally {
+      await pool.end();
+    }
+    stored = (await tk.intents.stats()).total;
+  }
+  const stats = await tk.intents.stats();
+  console.log(`\npending with ${stats.total} intents stored, ${stats.pending} of them pending`);
+  const pending = new Series();
+  const older = new Series();
+  let answered = 0;
+  for (let i = 0; i < opts.pendingQueries; i++) answered = (await pending.time(() => tk.intents.pending()))?.length ?? answered;
+  for (let i = 0; i < opts.pendingQueries; i++) await older.time(() => tk.intents.pending({ older_than: 60 }));
+  console.log(row(`GET /api/events/pending (${answered} rows)`, pending));
+  console.log(row('GET /api/events/pending?older_than=60', older));
+  const p99 = Math.max(pending.pct(99), older.pct(99));
+  targets.push({ what: `pending p99 ${f1(p99)} ms <= 50 ms with ${stored} intents stored (>= 100000), no errors`, ok: p99 <= 50 && stored >= 100_000 && pending.errors + older.errors === 0 });
+
+  console.log('\ntargets');
+  for (const t of targets) console.log(`  ${t.ok ? 'met   ' : 'MISSED'} ${t.what}`);
+  http.close();
+  if (opts.strict && targets.some((t) => !t.ok)) process.exit(1);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,32 @@
+/**
+ * `npm run mcp`: Timekeeper's MCP server on stdio, for any MCP-capable agent. It talks to a
+ * running Timekeeper over HTTP: TIMEKEEPER_URL (default http://127.0.0.1:8000) and
+ * TIMEKEEPER_API_KEY (an `agent` key; unset for an open API on loopback). Logs go to stderr:
+ * stdout carries the protocol.
+ *
+ *   { "mcpServers": { "timekeeper": { "command": "npm", "args": ["run", "--silent", "mcp"],
+ *       "env": { "TIMEKEEPER_URL": "http://127.0.0.1:8000", "TIMEKEEPER_API_KEY": "…" } } } }
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { TimekeeperClient } from '../api/client';
+import { mcpSettings } from '../lib/config';
+import { LIMITS } from '../lib/domain/limits';
+import { createMcpServer } from '../integrations/mcp/server';
+
+async function main(): Promise<void> {
+  let settings: ReturnType<typeof mcpSettings>;
+  try {
+    settings = mcpSettings();
+  } catch (err) {
+    console.error('[timekeeper-mcp]', (err as Error).message);
+    process.exit(1);
+  }
+  const tk = new TimekeeperClient({ baseUrl: settings.url, apiKey: settings.apiKey, timeoutMs: LIMITS.mcpRequestTimeoutMs });
+  const server = createMcpServer(tk);
+  const transport = new StdioServerTransport();
+  transport.onclose = () => process.exit(0);
+  await server.connect(transport);
+  console.error(`[timekeeper-mcp] serving on stdio, Timekeeper at ${settings.url}`);
+}
+
+void main();

@@ -1,0 +1,54 @@
+/**
+ * intent_heads (schema/006): the derived latest state per intent that the pending query reads.
+ * It follows every transition through its trigger (including a re-open), agrees with the
+ * append-only intent_transitions, and the application role can only read it.
+ */
+import { startTestSystem, TestSystem } from '../support/system';
+
+let sys: TestSystem;
+beforeAll(async () => {
+  sys = await startTestSystem();
+});
+afterAll(async () => {
+  await sys?.stop();
+});
+
+const head = async (id: string) => (await sys.pool.query('SELECT seq::int, status FROM intent_heads WHERE event_id = $1', [id])).rows[0];
+
+test('follows each transition; pending reads it, re-opened intents included', async () => {
+  const id = `HEADS-${process.pid}-${Date.now()}`;
+  const domain = `heads${process.pid}`;
+  await sys.tk.intents.create({ event_id: id, domain, action: 'deploy' });
+  expect(await head(id)).toEqual({ seq: 1, status: 'requested' });
+  await sys.tk.intents.transition(id, { status: 'blocked', data: { error: 'e', next_step: 'n' } });
+  expect(await head(id)).toEqual({ seq: 2, status: 'blocked' });
+  expect(await sys.tk.intents.pending({ domain })).toEqual([]);
+  await sys.tk.intents.transition(id, { status: 'requested', note: 'retry' });
+  expect(await head(id)).toEqual({ seq: 3, status: 'requested' });
+  expect((await sys.tk.intents.pending({ domain })).map((i) => i.event_id)).toEqual([id]);
+  await sys.tk.intents.transition(id, { status: 'done' });
+  expect(await head(id)).toEqual({ seq: 4, status: 'done' });
+  expect(await sys.tk.intents.pending({ domain })).toEqual([]);
+});
+
+test('agrees with the last transition of every intent', async () => {
+  const { rows } = await sys.pool.query(
+    `SELECT count(*)::int AS n FROM intents i
+       LEFT JOIN intent_heads h USING (event_id)
+       LEFT JOIN LATERAL (SELECT seq, status FROM intent_transitions t WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) l ON true
+      WHERE h.seq IS DISTINCT FROM l.seq OR h.status IS DISTINCT FROM l.status`,
+  );
+  expect(rows[0].n).toBe(0);
+});
+
+test('the application role may only read it', async () => {
+  const { rows } = await sys.pool.query('SELECT event_id FROM intent_heads LIMIT 1');
+  expect(rows).toHaveLength(1);
+  for (const sql of [
+    `UPDATE intent_heads SET status = 'done' WHERE event_id = '${rows[0].event_id}'`,
+    `DELETE FROM intent_heads WHERE event_id = '${rows[0].event_id}'`,
+    `INSERT INTO intent_heads (event_id, seq, status) VALUES ('${rows[0].event_id}-x', 1, 'requested')`,
+  ]) {
+    await expect(sys.pool.query(sql)).rejects.toThrow(/permission denied/);
+  }
+});

@@ -21,6 +21,7 @@ import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
 import { taskRouter } from './tasks/routes';
 import { health, openapi, readiness } from './system/contract';
+import { docsRouter } from './system/docs';
 import { readinessChecks } from './system/readiness';
 
 export interface AppDeps {
@@ -58,6 +59,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   route(app, keys, openapi, (_req, res) => {
     res.json(openApiDocument());
   });
+  app.use(docsRouter());
 
   const deps = {
     sessions: new SessionClient({

@@ -19,6 +19,7 @@ import {
 } from '../lib/domain/sessions';
 import type { JsonValue } from '../lib/domain/canonical-json';
 import { computeEventHash } from '../lib/hash-chain';
+import { metrics, secondsSince } from '../lib/metrics';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { SessionStore } from '../lib/store/sessions';
 
@@ -85,14 +86,22 @@ export function createSessionActivities(pool: Pool) {
         ).toFailure();
       }
     }
+    const start = performance.now();
+    metrics.appendBatchSize.observe(input.items.length);
     try {
-      return await writeBatch(input);
+      // The types of the events this batch stored; counted once the transaction has committed.
+      const stored: string[] = [];
+      const out = await writeBatch(input, stored);
+      metrics.appendBatchDuration.observe({ outcome: 'ok' }, secondsSince(start));
+      for (const type of stored) metrics.eventsAppended.inc({ type });
+      return out;
     } catch (err) {
+      metrics.appendBatchDuration.observe({ outcome: 'error' }, secondsSince(start));
       throw failureFromDatabase(err) ?? err;
     }
   }
 
-  function writeBatch(input: AppendEventsInput): Promise<AppendOutcome[]> {
+  function writeBatch(input: AppendEventsInput, stored: string[]): Promise<AppendOutcome[]> {
     const { sessionId } = input;
     return store.write(sessionId, async (tx) => {
       if (input.create) {
@@ -156,6 +165,7 @@ export function createSessionActivities(pool: Pool) {
       });
 
       await tx.insertEvents(fresh, input);
+      stored.splice(0, stored.length, ...fresh.map((e) => e.event_type));
       return outcomes;
     });
   }

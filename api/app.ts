@@ -22,6 +22,7 @@ import { v1Router } from './sessions/v1-routes';
 import { taskRouter } from './tasks/routes';
 import { health, openapi, readiness } from './system/contract';
 import { docsRouter } from './system/docs';
+import { httpMetrics, metricsRouter } from './system/metrics';
 import { readinessChecks } from './system/readiness';
 
 export interface AppDeps {
@@ -35,6 +36,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.use(httpMetrics());
   const limit = bodyLimitBytes(config.maxContentBytes);
   app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit, extended: false, verify: verifyFormBody }));
@@ -60,6 +62,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
     res.json(openApiDocument());
   });
   app.use(docsRouter());
+  app.use(metricsRouter({ client, pool, keys, namespace: config.temporalNamespace, taskQueue: config.taskQueue }));
 
   const deps = {
     sessions: new SessionClient({

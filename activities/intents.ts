@@ -27,6 +27,7 @@ import {
 import { LIMITS } from '../lib/domain/limits';
 import { EventType, type SessionWriter } from '../lib/domain/sessions';
 import { computeTransitionHash } from '../lib/hash-chain';
+import { logFor } from '../lib/log';
 import { metrics } from '../lib/metrics';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { IntentStore } from '../lib/store/intents';
@@ -85,6 +86,10 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       const out = await write(input);
       if (out.ok && !out.deduplicated) {
         metrics.intentTransitions.inc({ to: input.transition.to, actor: input.actor });
+        logFor(input.transition.requestId, { component: 'intent-writer', workflow_id: input.workflowId }).info(
+          { event_id: input.eventId, seq: out.transition.seq, from: out.transition.content.from, to: out.transition.content.to, actor: input.actor },
+          'intent transition stored',
+        );
         if (input.actor === Actor.System && out.transition.content.data?.error === 'expired') metrics.intentExpiries.inc();
       }
       return out;

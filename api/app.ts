@@ -23,6 +23,7 @@ import { taskRouter } from './tasks/routes';
 import { health, openapi, readiness } from './system/contract';
 import { docsRouter } from './system/docs';
 import { httpMetrics, metricsRouter } from './system/metrics';
+import { requestContext, requestId } from './request-log';
 import { readinessChecks } from './system/readiness';
 
 export interface AppDeps {
@@ -36,10 +37,12 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.use(requestId());
   app.use(httpMetrics());
   const limit = bodyLimitBytes(config.maxContentBytes);
   app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit, extended: false, verify: verifyFormBody }));
+  app.use(requestContext());
 
   app.use('/api', surface('oml'));
   // DB_READ_ONLY: every write is refused before it reaches a router; reads work.

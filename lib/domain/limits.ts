@@ -199,6 +199,8 @@ export const LIMITS = {
   outboundMaxRedirects: 3,
   /** Largest agent or receiver answer read. */
   outboundMaxResponseBytes: 1024 * 1024,
+  /** A caller's X-Request-Id longer than this is replaced: it is copied into every log line and workflow input of the request. */
+  requestIdMaxChars: 128,
 } as const;
 
 /**

@@ -256,3 +256,15 @@ export function toolSettings(env: NodeJS.ProcessEnv = process.env): ToolSettings
   const base = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return { temporalCli: env.TEMPORAL_CLI || undefined, cliCacheDir: path.join(base, 'timekeeper', 'bin') };
 }
+
+/** The `timekeeper` CLI's settings: which API it talks to, with which key. */
+export interface CliSettings {
+  /** TIMEKEEPER_URL; default http://127.0.0.1:8000 (where `timekeeper dev` listens). */
+  url: string;
+  /** TIMEKEEPER_API_KEY, sent as a Bearer token; undefined when the API is open. */
+  apiKey: string | undefined;
+}
+
+export function cliSettings(env: NodeJS.ProcessEnv = process.env): CliSettings {
+  return { url: (env.TIMEKEEPER_URL || 'http://127.0.0.1:8000').replace(/\/+$/, ''), apiKey: env.TIMEKEEPER_API_KEY || undefined };
+}

@@ -27,6 +27,8 @@ import {
 import { LIMITS } from '../lib/domain/limits';
 import { EventType, type SessionWriter } from '../lib/domain/sessions';
 import { computeTransitionHash } from '../lib/hash-chain';
+import { logFor } from '../lib/log';
+import { metrics } from '../lib/metrics';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { IntentStore } from '../lib/store/intents';
 import { failureFromDatabase } from './sessions';
@@ -81,7 +83,16 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       ).toFailure();
     }
     try {
-      return await write(input);
+      const out = await write(input);
+      if (out.ok && !out.deduplicated) {
+        metrics.intentTransitions.inc({ to: input.transition.to, actor: input.actor });
+        logFor(input.transition.requestId, { component: 'intent-writer', workflow_id: input.workflowId }).info(
+          { event_id: input.eventId, seq: out.transition.seq, from: out.transition.content.from, to: out.transition.content.to, actor: input.actor },
+          'intent transition stored',
+        );
+        if (input.actor === Actor.System && out.transition.content.data?.error === 'expired') metrics.intentExpiries.inc();
+      }
+      return out;
     } catch (err) {
       throw failureFromDatabase(err, 'intent') ?? err;
     }
@@ -169,7 +180,10 @@ export function createIntentActivities(deps: IntentActivityDeps) {
 
   async function wakeAgent(input: WakeInput): Promise<{ sent: boolean; status?: number }> {
     const url = deps.wake?.url;
-    if (!url) return { sent: false };
+    if (!url) {
+      metrics.intentWakes.inc({ outcome: 'off' });
+      return { sent: false };
+    }
     const res = await fetch(url, {
       method: 'POST',
       headers: {
@@ -181,10 +195,17 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       signal: AbortSignal.timeout(LIMITS.wakeAttemptTimeoutMs),
     });
     await res.arrayBuffer().catch(() => undefined);
-    if (res.ok) return { sent: true, status: res.status };
+    if (res.ok) {
+      metrics.intentWakes.inc({ outcome: 'sent' });
+      return { sent: true, status: res.status };
+    }
     const msg = `wake hook answered ${res.status}`;
     // A refusal of the request itself will not change with retries; overload and outages may.
-    if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) throw ApplicationFailure.nonRetryable(msg, 'WakeRefused');
+    if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) {
+      metrics.intentWakes.inc({ outcome: 'refused' });
+      throw ApplicationFailure.nonRetryable(msg, 'WakeRefused');
+    }
+    metrics.intentWakes.inc({ outcome: 'failed' });
     throw ApplicationFailure.retryable(msg, 'WakeFailed');
   }
 

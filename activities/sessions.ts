@@ -19,6 +19,8 @@ import {
 } from '../lib/domain/sessions';
 import type { JsonValue } from '../lib/domain/canonical-json';
 import { computeEventHash } from '../lib/hash-chain';
+import { logFor } from '../lib/log';
+import { metrics, secondsSince } from '../lib/metrics';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { SessionStore } from '../lib/store/sessions';
 
@@ -85,14 +87,26 @@ export function createSessionActivities(pool: Pool) {
         ).toFailure();
       }
     }
+    const start = performance.now();
+    metrics.appendBatchSize.observe(input.items.length);
     try {
-      return await writeBatch(input);
+      // The events this batch stored; counted and logged once the transaction has committed.
+      const stored: StoredEvent[] = [];
+      const out = await writeBatch(input, stored);
+      metrics.appendBatchDuration.observe({ outcome: 'ok' }, secondsSince(start));
+      const requestIds = new Map(input.items.map((i) => [i.eventId, i.requestId]));
+      for (const e of stored) {
+        metrics.eventsAppended.inc({ type: e.event_type });
+        logFor(requestIds.get(e.event_id), { component: 'writer', workflow_id: input.workflowId }).info({ session_id: sessionId, seq: e.seq, event_id: e.event_id, type: e.event_type }, 'event stored');
+      }
+      return out;
     } catch (err) {
+      metrics.appendBatchDuration.observe({ outcome: 'error' }, secondsSince(start));
       throw failureFromDatabase(err) ?? err;
     }
   }
 
-  function writeBatch(input: AppendEventsInput): Promise<AppendOutcome[]> {
+  function writeBatch(input: AppendEventsInput, stored: StoredEvent[]): Promise<AppendOutcome[]> {
     const { sessionId } = input;
     return store.write(sessionId, async (tx) => {
       if (input.create) {
@@ -156,6 +170,7 @@ export function createSessionActivities(pool: Pool) {
       });
 
       await tx.insertEvents(fresh, input);
+      stored.splice(0, stored.length, ...fresh);
       return outcomes;
     });
   }

@@ -29,6 +29,7 @@ import {
 } from '../lib/domain/tasks';
 import { OutboundRefused, outboundRequest } from '../lib/outbound';
 import { fireTimes } from '../lib/domain/schedule';
+import { metrics } from '../lib/metrics';
 import { TaskStore, type RunLogInput } from '../lib/store/tasks';
 import { parseAgentAnswer } from '../lib/domain/task-answer';
 
@@ -95,10 +96,16 @@ export function createTaskActivities(deps: TaskActivityDeps) {
 
   async function recordRun(e: RunLogInput): Promise<void> {
     await store.recordRun({ ...e, summary: e.summary === undefined ? undefined : cutSummary(e.summary), reason: e.reason?.slice(0, 1000) });
+    metrics.taskRuns.inc({ status: e.status, trigger: e.trigger });
+    // A run's start is logged once, as `running` with attempt 1: that is when it fired.
+    if (e.status === 'running' && e.attempt === 1 && e.startedMs !== undefined) metrics.taskLateness.observe({ trigger: e.trigger }, Math.max(0, e.startedMs - e.nominalMs) / 1000);
   }
 
   async function recordSkipped(i: { taskId: string; runs: { runId: string; nominalMs: number; reason: string; trigger: RunTrigger }[] }): Promise<void> {
-    for (const r of i.runs) await store.recordRun({ runId: r.runId, taskId: i.taskId, status: 'skipped', reason: r.reason, trigger: r.trigger, nominalMs: r.nominalMs, attempt: 0 });
+    for (const r of i.runs) {
+      await store.recordRun({ runId: r.runId, taskId: i.taskId, status: 'skipped', reason: r.reason, trigger: r.trigger, nominalMs: r.nominalMs, attempt: 0 });
+      metrics.taskRuns.inc({ status: 'skipped', trigger: r.trigger });
+    }
   }
 
   /** One attempt: build what the agent wakes up with, ask it, check its answer (asking again once). */
@@ -223,6 +230,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
         detail = (err as Error).message;
       }
       await store.recordDelivery({ runId: d.runId, taskId: d.task.task_id, target: i, type: t.type, ok, detail });
+      metrics.taskDeliveries.inc({ type: t.type, outcome: ok ? 'ok' : 'failed' });
       if (ok) delivered++;
       else failed++;
     }

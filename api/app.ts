@@ -22,6 +22,9 @@ import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
 import { taskRouter } from './tasks/routes';
 import { health, openapi, readiness } from './system/contract';
+import { docsRouter } from './system/docs';
+import { httpMetrics, metricsRouter } from './system/metrics';
+import { requestContext, requestId } from './request-log';
 import { readinessChecks } from './system/readiness';
 
 export interface AppDeps {
@@ -35,9 +38,12 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.use(requestId());
+  app.use(httpMetrics());
   const limit = bodyLimitBytes(config.maxContentBytes);
   app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit, extended: false, verify: verifyFormBody }));
+  app.use(requestContext());
 
   app.use('/api', surface('oml'));
   // DB_READ_ONLY: every write is refused before it reaches a router; reads work.
@@ -62,6 +68,8 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   route(app, keys, openapi, (_req, res) => {
     res.json(openApiDocument());
   });
+  app.use(docsRouter());
+  app.use(metricsRouter({ client, pool, keys, namespace: config.temporalNamespace, taskQueue: config.taskQueue }));
 
   const deps = {
     sessions: new SessionClient({

@@ -32,6 +32,8 @@ export interface RouteContract {
   errors: number[];
   /** Example request body for the docs. */
   example?: unknown;
+  /** Example values of path and query parameters, by name, for the docs (/docs fills them in). */
+  parameterExamples?: Record<string, string | number>;
 }
 
 export const defineRoute = <R extends RouteContract>(r: R): R => r;

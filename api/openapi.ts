@@ -50,7 +50,8 @@ function parameters(c: RouteContract, comp: Components) {
     if (!obj) return;
     for (const [name, field] of Object.entries(obj.shape)) {
       const schema = comp.schema(field as ZodType, 'input');
-      list.push({ name, in: where, required: where === 'path' || !(field as ZodType).safeParse(undefined).success, schema });
+      const example = c.parameterExamples?.[name];
+      list.push({ name, in: where, required: where === 'path' || !(field as ZodType).safeParse(undefined).success, schema, ...(example !== undefined ? { example } : {}) });
     }
   };
   add('path', c.params);
@@ -107,7 +108,8 @@ export function openApiDocument(): Record<string, unknown> {
       { name: 'seed', description: "The seed design's timeline endpoints, unchanged" },
       { name: 'sessions', description: 'Session timelines (/v1)' },
       { name: 'intents', description: 'Durable agent intents, compatible with the OML Event Log API (/api/*)' },
-      { name: 'system', description: 'Health and this document' },
+      { name: 'tasks', description: 'Scheduled agent tasks, their runs and the cron preview (/v1)' },
+      { name: 'system', description: 'Health and this document (interactive at /docs)' },
     ],
     paths,
     components: {

@@ -5,6 +5,7 @@
  * against the seed can keep checking `code`.
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
+import { logFor } from '../lib/log';
 import { ZodError } from 'zod';
 import { isConnectionError } from '../lib/db';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
@@ -131,7 +132,7 @@ function toDomainError(err: unknown, req: Request): DomainError {
   if (err instanceof URIError) return DomainError.validation('path', 'is not valid percent-encoding').withMessage(e.message ?? 'bad path');
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return DomainError.validation('body', e.message ?? 'bad request').withMessage(e.message ?? 'bad request');
   if (isConnectionError(err)) return new DomainError(ErrorCode.Unavailable, 'the event database is not reachable; retry shortly');
-  console.error('[api] unexpected error', req.method, req.originalUrl, err);
+  logFor(req.res?.locals.requestId as string | undefined).error({ err, method: req.method, path: req.path }, 'unexpected error');
   return new DomainError(ErrorCode.Internal, 'unexpected error; see the server log');
 }
 

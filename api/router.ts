@@ -5,5 +5,14 @@ import { requireScope } from './auth';
 import type { Method, RouteContract } from './contract';
 
 export function route(r: Pick<Router, Method>, keys: KeyStore, c: RouteContract, handler: (req: Request, res: Response) => Promise<void> | void): void {
-  r[c.method](c.path, requireScope(keys, c.scopes), handler);
+  r[c.method](
+    c.path,
+    (_req, res, next) => {
+      // The contract's path names the route in metrics and logs (never the raw URL).
+      res.locals.route = c.path;
+      next();
+    },
+    requireScope(keys, c.scopes),
+    handler,
+  );
 }

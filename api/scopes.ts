@@ -16,6 +16,8 @@ export const Operation = {
   /** Create, change, pause, resume, delete and trigger scheduled tasks (an agent may schedule its own follow-ups). */
   ManageTasks: [Scope.Gateway, Scope.Agent],
   ReadTasks: [Scope.Gateway, Scope.Agent, Scope.Auditor],
+  /** GET /metrics: operational data (counts, latencies, health) for monitoring. */
+  Metrics: [Scope.Auditor],
   Public: [],
 } as const satisfies Record<string, readonly Scope[]>;
 export type Operation = (typeof Operation)[keyof typeof Operation];

@@ -9,14 +9,14 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { TimekeeperClient } from '../api/client';
-import { mcpSettings } from '../lib/config';
+import { clientSettings } from '../lib/config';
 import { LIMITS } from '../lib/domain/limits';
 import { createMcpServer } from '../integrations/mcp/server';
 
 async function main(): Promise<void> {
-  let settings: ReturnType<typeof mcpSettings>;
+  let settings: ReturnType<typeof clientSettings>;
   try {
-    settings = mcpSettings();
+    settings = clientSettings();
   } catch (err) {
     console.error('[timekeeper-mcp]', (err as Error).message);
     process.exit(1);

@@ -12,6 +12,7 @@ import { loadConfig, readSecret, taskRunQueues } from '../lib/config';
 import { createPool } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { ensureSearchAttributes } from '../lib/temporal';
+import { configureLogger, log as logger } from '../lib/log';
 import { createTimekeeperWorker } from '../worker/worker';
 
 export interface RunOptions {
@@ -21,16 +22,25 @@ export interface RunOptions {
   embedded: boolean;
 }
 
-const log = (m: string) => console.log(m);
+/** Start-up messages ("[postgres] …") as log lines, the bracketed part as the component. */
+const log = (m: string) => {
+  const match = /^\[([a-z]+)\]\s*(.*)$/s.exec(m);
+  if (match) logger().info({ component: match[1] }, match[2]);
+  else logger().info(m);
+};
+
+/** The Temporal SDK's own log (runtime, worker, workflow and activity loggers) into ours. */
+const TEMPORAL_TO_PINO = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 
 export async function run(opts: RunOptions): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (err) {
-    console.error('[timekeeper] start-up failed:', (err as Error).message);
+    logger().fatal({ component: 'timekeeper', err: (err as Error).message }, 'start-up failed');
     process.exit(1);
   }
+  configureLogger({ level: config.logLevel, pretty: config.logFormat === undefined ? undefined : config.logFormat === 'pretty' });
   const cleanups: (() => Promise<unknown>)[] = [];
   let stopping = false;
   const shutdown = async (signal: string, exitCode = 0) => {
@@ -38,7 +48,7 @@ export async function run(opts: RunOptions): Promise<void> {
     stopping = true;
     log(`[timekeeper] ${signal}: shutting down`);
     for (const fn of cleanups.reverse()) {
-      await fn().catch((e: Error) => console.error('[timekeeper] during shutdown:', e.message));
+      await fn().catch((e: Error) => logger().error({ component: 'timekeeper', err: e.message }, 'error during shutdown'));
     }
     process.exit(exitCode);
   };
@@ -46,7 +56,9 @@ export async function run(opts: RunOptions): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
   try {
-    Runtime.install({ logger: new DefaultLogger(config.temporalLogLevel) });
+    Runtime.install({
+      logger: new DefaultLogger(config.temporalLogLevel, (entry) => logger()[TEMPORAL_TO_PINO[entry.level]]({ component: 'temporal', ...entry.meta }, entry.message)),
+    });
     const keys = loadKeyStore(config.apiKeys, config.apiKeysFile);
     if (opts.api) assertSafeBinding(keys, config.host);
 
@@ -84,7 +96,7 @@ export async function run(opts: RunOptions): Promise<void> {
       });
       const running = worker.run();
       running.catch((e: Error) => {
-        console.error('[worker] stopped with an error:', e);
+        logger().error({ component: 'worker', err: e }, 'worker stopped with an error');
         void shutdown('worker failure', 1);
       });
       // Drain: finish in-flight tasks before the pools and servers go away.
@@ -108,7 +120,7 @@ export async function run(opts: RunOptions): Promise<void> {
     log(`[postgres] events in:       ${redact(pg.ownerUrl)}${pg.embedded ? ' (embedded)' : ''}`);
     log('[timekeeper] ready');
   } catch (err) {
-    console.error('[timekeeper] start-up failed:', (err as Error).message);
+    logger().fatal({ component: 'timekeeper', err: (err as Error).message }, 'start-up failed');
     stopping = true;
     for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
     process.exit(1);

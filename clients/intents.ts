@@ -6,6 +6,7 @@
  * run started from the stored head. Every failure comes out as a DomainError.
  */
 import { randomUUID } from 'node:crypto';
+import { currentRequestId } from '../lib/log';
 import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
@@ -84,7 +85,7 @@ export class IntentClient {
 
   /** Creates the intent's workflow and waits until its first transition is stored. */
   async create(input: CreateIntentInput): Promise<StoredTransition> {
-    const req: TransitionRequest = { transitionId: randomUUID(), to: input.status ?? IntentStatus.Requested, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}) };
+    const req: TransitionRequest = { transitionId: randomUUID(), to: input.status ?? IntentStatus.Requested, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}), ...requestIdPart() };
     const problem = transitionRequestProblem(req);
     if (problem) throw problem;
     const header: IntentHeader = {
@@ -123,7 +124,7 @@ export class IntentClient {
 
   /** One transition through the intent's workflow (a new run when it has closed), checked against the current state. */
   async transition(eventId: string, input: TransitionInput): Promise<StoredTransition> {
-    const req: TransitionRequest = { transitionId: randomUUID(), to: input.status, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}) };
+    const req: TransitionRequest = { transitionId: randomUUID(), to: input.status, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}), ...requestIdPart() };
     const problem = transitionRequestProblem(req);
     if (problem) throw problem;
     try {
@@ -219,4 +220,10 @@ function searchAttributes(h: IntentHeader, status: IntentStatus): TypedSearchAtt
     { key: DomainKey, value: h.domain },
     { key: IntentStatusKey, value: status },
   ]);
+}
+
+/** The current HTTP request's id (lib/log.ts), handed into the workflow input for the writer's logs. */
+function requestIdPart(): { requestId?: string } {
+  const requestId = currentRequestId();
+  return requestId ? { requestId } : {};
 }

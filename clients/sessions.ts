@@ -10,6 +10,7 @@
  * the API's business (api/problem.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { currentRequestId } from '../lib/log';
 import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
@@ -104,6 +105,7 @@ export class SessionClient implements SessionWriter {
       clientEventId: input.eventId !== undefined,
       expectedSeq: input.expectedSeq,
       ...(input.system ? { system: true } : {}),
+      ...withRequestId(),
     };
     const problem = appendRequestProblem(req, this.opts.maxContentBytes);
     if (problem) throw problem;
@@ -263,6 +265,12 @@ function searchAttributes(s: SessionSettings): TypedSearchAttributes {
   if (s.agentId) attrs.push({ key: AgentIdKey, value: s.agentId });
   if (s.channel) attrs.push({ key: ChannelKey, value: s.channel });
   return new TypedSearchAttributes(attrs);
+}
+
+/** The current HTTP request's id (lib/log.ts), handed into the workflow input for the writer's logs. */
+function withRequestId(): { requestId?: string } {
+  const requestId = currentRequestId();
+  return requestId ? { requestId } : {};
 }
 
 function endRequestOf(req: AppendRequest): EndRequest {

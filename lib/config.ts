@@ -18,6 +18,7 @@ export const APP_ROLE = 'timekeeper_app';
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/timekeeper';
 
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+const APP_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 /** Unset and empty both mean "use the default". */
 const optional = z
@@ -50,6 +51,8 @@ const EnvSchema = z.object({
   TEMPORAL_UI_URL: optional,
   TEMPORAL_LOG_LEVEL: optional.pipe(z.enum(LOG_LEVELS, { error: `TEMPORAL_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }).optional()),
   TIMEKEEPER_DATA_DIR: optional,
+  LOG_LEVEL: optional.pipe(z.enum(APP_LOG_LEVELS, { error: `LOG_LEVEL must be one of ${APP_LOG_LEVELS.join(', ')}` }).optional()),
+  LOG_FORMAT: optional.pipe(z.enum(['json', 'pretty'], { error: 'LOG_FORMAT must be json or pretty' }).optional()),
   TIMEKEEPER_API_KEYS: optional,
   TIMEKEEPER_API_KEYS_FILE: optional,
   [TUNABLE.maxContentBytes.env]: tunable(TUNABLE.maxContentBytes),
@@ -108,6 +111,10 @@ export interface Config {
   temporalUiUrl: string;
   /** Log level of the Temporal SDK runtime. Default WARN. */
   temporalLogLevel: (typeof LOG_LEVELS)[number];
+  /** Level of Timekeeper's own log (pino). Default info. */
+  logLevel: (typeof APP_LOG_LEVELS)[number];
+  /** json, or pretty (pino-pretty); undefined: pretty when stdout is a terminal, else JSON lines. */
+  logFormat: 'json' | 'pretty' | undefined;
   /** Where the dev server keeps its SQLite file and the embedded PostgreSQL its cluster. Default ./data */
   dataDir: string;
   /** See TUNABLE.maxContentBytes. */
@@ -202,6 +209,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskQueue: e.TEMPORAL_TASK_QUEUE ?? 'timekeeper',
     temporalUiUrl: (e.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233').replace(/\/+$/, ''),
     temporalLogLevel: e.TEMPORAL_LOG_LEVEL ?? 'WARN',
+    logLevel: e.LOG_LEVEL ?? 'info',
+    logFormat: e.LOG_FORMAT,
     dataDir: path.resolve(e.TIMEKEEPER_DATA_DIR ?? 'data'),
     maxContentBytes: e[TUNABLE.maxContentBytes.env],
     updatesPerRun: e[TUNABLE.updatesPerRun.env],
@@ -248,15 +257,15 @@ export function toolSettings(env: NodeJS.ProcessEnv = process.env): ToolSettings
   return { temporalCli: env.TEMPORAL_CLI || undefined, cliCacheDir: path.join(base, 'timekeeper', 'bin') };
 }
 
-/** What the MCP server (bin/mcp.ts) connects to: a running Timekeeper, through its HTTP API. */
-export interface McpSettings {
-  /** TIMEKEEPER_URL, default http://127.0.0.1:8000 (no trailing slash). */
+/** What the API's own clients (the `timekeeper` CLI, the MCP server) connect to: a running Timekeeper, through its HTTP API. */
+export interface ClientSettings {
+  /** TIMEKEEPER_URL, default http://127.0.0.1:8000 (where `npm start` and `timekeeper dev` listen), no trailing slash. */
   url: string;
   /** TIMEKEEPER_API_KEY: sent as `Authorization: Bearer <key>`; unset for an open (loopback) API. */
   apiKey: string | undefined;
 }
 
-export function mcpSettings(env: NodeJS.ProcessEnv = process.env): McpSettings {
+export function clientSettings(env: NodeJS.ProcessEnv = process.env): ClientSettings {
   const raw = env.TIMEKEEPER_URL || 'http://127.0.0.1:8000';
   let url: URL;
   try {

@@ -1,6 +1,7 @@
 /** PostgreSQL connection helpers shared by the worker, the API and the tools. */
 import { Pool, PoolClient, PoolConfig, types } from 'pg';
 import { LIMITS } from './domain/limits';
+import { log } from './log';
 
 // bigint columns (seq, ts) fit in a double for any realistic timeline; parse them as numbers
 // so the hash input sees the same integers the writer hashed.
@@ -16,7 +17,7 @@ export function createPool(connectionString: string, overrides: Partial<PoolConf
     ...overrides,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
-  pool.on('error', (err) => console.error('[db] idle client error:', err.message));
+  pool.on('error', (err) => log().error({ component: 'db', err: err.message }, 'idle client error'));
   return pool;
 }
 
@@ -60,7 +61,7 @@ export function isConnectionError(err: unknown): boolean {
 
 /** A single pg Client that reports connection loss through its next query instead of crashing the process. */
 export function guardClient<C extends { on(event: 'error', fn: (err: Error) => void): unknown }>(client: C, label: string): C {
-  client.on('error', (err: Error) => console.error(`[db] ${label} connection error:`, err.message));
+  client.on('error', (err: Error) => log().error({ component: 'db', client: label, err: err.message }, 'connection error'));
   return client;
 }
 

@@ -146,6 +146,7 @@ export const transitionIntent = defineRoute({
   summary: 'Move an intent to its next state (in-progress, done, blocked, or requested again from blocked)',
   description: 'Illegal transitions answer 409 with current_status and allowed_next. Blocked needs data.error and data.next_step; with data.retry true and data.retry_after the intent re-opens itself at that time.',
   scopes: Operation.WriteIntent,
+  parameterExamples: { eventId: 'EMAIL-1' },
   params: intentIdPath,
   body: z.object({ status: intentStatus, note: note.optional(), data: data.optional() }),
   responses: { 200: Intent.extend({ transition: Transition }) },
@@ -174,6 +175,7 @@ export const listIntents = defineRoute({
   tag: 'intents',
   summary: 'Intents, newest first, each with its merged lifecycle',
   scopes: Operation.ReadIntents,
+  parameterExamples: { domain: 'communication', status: 'requested' },
   query: z.object({
     domain: domain.optional(),
     status: intentStatus.optional().describe('current state'),
@@ -196,6 +198,7 @@ export const getIntent = defineRoute({
   tag: 'intents',
   summary: 'One intent with every transition (time, from, to, note, data, hash)',
   scopes: Operation.ReadIntents,
+  parameterExamples: { eventId: 'EMAIL-1' },
   params: intentIdPath,
   responses: { 200: IntentDetail },
   errors: [400, 401, 403, 404, 503],
@@ -207,6 +210,7 @@ export const verifyIntent = defineRoute({
   tag: 'intents',
   summary: "Recompute the intent's hash chain (and check its header against the first transition)",
   scopes: Operation.ReadIntents,
+  parameterExamples: { eventId: 'EMAIL-1' },
   params: intentIdPath,
   responses: {
     200: z.object({
@@ -285,6 +289,7 @@ export const getArtifact = defineRoute({
   summary: 'One artifact: Markdown as raw text and sanitised HTML, any other file as a download',
   description: 'The name is one path segment inside ARTIFACTS_DIR; a name that would leave the folder (.., encoded separators, symbolic links) answers 400 or 404.',
   scopes: Operation.ReadIntents,
+  parameterExamples: { filename: 'report.md' },
   params: z.object({ filename: z.string() }),
   responses: { 200: ArtifactFile.extend({ raw: z.string(), html: z.string() }) },
   errors: [400, 401, 403, 404, 413],

@@ -50,6 +50,7 @@ export const seedInit = defineRoute({
   tag: 'seed',
   summary: 'Initialise a session timeline (seed API)',
   scopes: Operation.CreateSession,
+  parameterExamples: { session_id: 'sess_demo_1' },
   query: z.object({ session_id: sessionId }),
   responses: { 200: envelope(z.object({ timeline_id: z.string(), event_id: z.string() })) },
   errors: [400, 401, 403, 413, 503],
@@ -61,6 +62,7 @@ export const seedAppend = defineRoute({
   tag: 'seed',
   summary: 'Append an event (seed API); content is a JSON document as text',
   scopes: Operation.Append,
+  parameterExamples: { session_id: 'sess_demo_1', event_type: 'USER_INPUT', content: '{"input":"What is the weather in Beijing?"}', idempotency_key: 'turn-1' },
   query: z.object({
     session_id: sessionId,
     event_type: eventTypeParam,
@@ -80,6 +82,7 @@ export const seedGet = defineRoute({
   tag: 'seed',
   summary: 'Read a session timeline in order (seed API)',
   scopes: Operation.Read,
+  parameterExamples: { session_id: 'sess_demo_1', from_ts: 0, limit: 100 },
   query: z.object({ session_id: sessionId, from_ts: tsParam.optional(), limit: limitParam(LIMITS.seedMaxEvents).optional() }),
   responses: { 200: envelope(z.object({ events: z.array(SeedEvent), has_more: z.boolean() })) },
   errors: [400, 401, 403, 503],
@@ -155,6 +158,7 @@ export const listSessions = defineRoute({
   tag: 'sessions',
   summary: 'List sessions, oldest first, with cursor paging',
   scopes: Operation.Read,
+  parameterExamples: { status: 'active', limit: 20 },
   query: z.strictObject({
     status: z.enum(TIMELINE_STATUSES).optional(),
     agent_id: plainText(LIMITS.agentIdMaxChars).optional(),
@@ -172,6 +176,7 @@ export const getSession = defineRoute({
   tag: 'sessions',
   summary: 'Describe a session: status, head, event counts, workflow',
   scopes: Operation.Read,
+  parameterExamples: { id: 'sess_demo_1' },
   params: sessionIdPath,
   responses: { 200: SessionDetail },
   errors: [400, 401, 403, 404, 503],
@@ -183,6 +188,7 @@ export const appendEvent = defineRoute({
   tag: 'sessions',
   summary: 'Append an event (201), or answer a retry with the stored event (200, deduplicated)',
   scopes: Operation.Append,
+  parameterExamples: { id: 'sess_demo_1' },
   params: sessionIdPath,
   body: z.strictObject({
     type: eventTypeParam,
@@ -202,6 +208,7 @@ export const listEvents = defineRoute({
   tag: 'sessions',
   summary: 'Read events in seq order, paged by after_seq',
   scopes: Operation.Read,
+  parameterExamples: { id: 'sess_demo_1', after_seq: 0, limit: 100 },
   params: sessionIdPath,
   query: z.strictObject({
     after_seq: seqParam.optional(),
@@ -220,6 +227,7 @@ export const endSession = defineRoute({
   tag: 'sessions',
   summary: 'End a session: append SESSION_END and archive the timeline',
   scopes: Operation.EndSession,
+  parameterExamples: { id: 'sess_demo_1' },
   params: sessionIdPath,
   body: z.strictObject({
     reason: plainText(LIMITS.endReasonMaxChars).optional(),
@@ -239,6 +247,7 @@ export const verifySession = defineRoute({
   tag: 'sessions',
   summary: "Recompute the hash chain and check its head against the session workflow's",
   scopes: Operation.Verify,
+  parameterExamples: { id: 'sess_demo_1' },
   params: sessionIdPath,
   responses: {
     200: z.object({
@@ -262,6 +271,7 @@ export const getContext = defineRoute({
   tag: 'sessions',
   summary: 'History formatted for an LLM, as of a seq or time',
   scopes: Operation.Read,
+  parameterExamples: { id: 'sess_demo_1' },
   params: sessionIdPath,
   query: z.strictObject({
     as_of_seq: seqParam.optional(),
@@ -294,6 +304,7 @@ export const getWorkflow = defineRoute({
   tag: 'sessions',
   summary: "The session workflow's live state (null once it is gone)",
   scopes: Operation.Read,
+  parameterExamples: { id: 'sess_demo_1' },
   params: sessionIdPath,
   responses: {
     200: z.object({

@@ -113,6 +113,8 @@ export interface TransitionRequest {
   to: IntentStatus;
   note?: string;
   data: JsonObject;
+  /** The HTTP request that asked for it (X-Request-Id), for the writer's log lines; never stored or hashed. */
+  requestId?: string;
 }
 
 /** Checks a transition's own fields (not its legality from a state). */

@@ -201,6 +201,23 @@ export const LIMITS = {
   outboundMaxRedirects: 3,
   /** Largest agent or receiver answer read. */
   outboundMaxResponseBytes: 1024 * 1024,
+  /** A caller's X-Request-Id longer than this is replaced: it is copied into every log line and workflow input of the request. */
+  requestIdMaxChars: 128,
+} as const;
+
+/**
+ * Histogram buckets of /metrics (lib/metrics.ts). Fixed: changing them breaks every stored
+ * series and dashboard query, so they are chosen once for the ranges that matter.
+ */
+export const METRIC_BUCKETS = {
+  /** HTTP latency: reads take milliseconds, writes wait for the workflow (up to WRITE_TIMEOUT_MS, 10 s by default). */
+  httpSeconds: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  /** One append batch is one PostgreSQL transaction: milliseconds when healthy, seconds under lock contention. */
+  appendSeconds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  /** Items per batch, up to LIMITS.appendBatchEvents (200). */
+  batchSize: [1, 2, 5, 10, 20, 50, 100, 200],
+  /** Firing lateness: under a second when the worker is up; minutes to hours after an outage (misfire policy). */
+  latenessSeconds: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
 } as const;
 
 /** Largest accepted JSON or form body for a given content limit. */

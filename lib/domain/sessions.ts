@@ -91,6 +91,8 @@ export interface AppendRequest {
   system?: boolean;
   /** Refuse the append (wrong_expected_seq) unless the chain head is this seq when it is written. */
   expectedSeq?: number;
+  /** The HTTP request that asked for it (X-Request-Id), for the writer's log lines; never stored or hashed. */
+  requestId?: string;
 }
 
 /** What an append returns. The content stays out: the caller sent it (see EventHeader). */

@@ -12,6 +12,8 @@ import { Problem, TimekeeperApiError, TimekeeperClient } from '../../api/client'
 import { loadKeyStore } from '../../api/auth';
 import { Config, loadConfig, taskRunQueues } from '../../lib/config';
 import { createPool } from '../../lib/db';
+import { configureLogger } from '../../lib/log';
+import type { DestinationStream } from 'pino';
 import { ensureSearchAttributes } from '../../lib/temporal';
 import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
 import { TEST_ENV } from './env';
@@ -39,6 +41,8 @@ export interface TestSystemOptions {
   config?: Partial<Config>;
   /** Secrets task agents may read by variable name (stands in for the worker's environment). */
   secrets?: Record<string, string>;
+  /** Capture this process's logs (API and in-process worker) instead of writing them to stdout. */
+  logDestination?: DestinationStream;
 }
 
 export interface TestSystem {
@@ -65,6 +69,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
     Runtime.install({ logger: new DefaultLogger('ERROR') });
     runtimeInstalled = true;
   }
+  if (opts.logDestination) configureLogger({ level: 'info', destination: opts.logDestination });
   const taskQueue = `test-${process.pid}-${Date.now()}-${queueCounter++}`;
   const config: Config = {
     ...loadConfig({}),

@@ -1,7 +1,7 @@
 /** Runtime configuration from the environment (lib/config.ts): defaults, bounds, derivations. */
 import os from 'node:os';
 import path from 'node:path';
-import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppUrl, loadConfig, mcpSettings, openclawSkillsDir, toolSettings } from '../../lib/config';
+import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppUrl, loadConfig, clientSettings, openclawSkillsDir, toolSettings } from '../../lib/config';
 import { TUNABLE } from '../../lib/domain/limits';
 
 const load = (env: Record<string, string>) => loadConfig(env as NodeJS.ProcessEnv);
@@ -150,11 +150,11 @@ describe('other values', () => {
     expect(toolSettings({ TEMPORAL_CLI: '' }).temporalCli).toBeUndefined();
   });
 
-  test('mcpSettings: TIMEKEEPER_URL (http or https, trailing slash dropped) and TIMEKEEPER_API_KEY', () => {
-    expect(mcpSettings({})).toEqual({ url: 'http://127.0.0.1:8000', apiKey: undefined });
-    expect(mcpSettings({ TIMEKEEPER_URL: 'https://tk.example/', TIMEKEEPER_API_KEY: 'k1' })).toEqual({ url: 'https://tk.example', apiKey: 'k1' });
-    expect(() => mcpSettings({ TIMEKEEPER_URL: 'ftp://tk.example' })).toThrow(/TIMEKEEPER_URL/);
-    expect(() => mcpSettings({ TIMEKEEPER_URL: 'not a url' })).toThrow(/TIMEKEEPER_URL/);
+  test('clientSettings: TIMEKEEPER_URL (http or https, trailing slash dropped) and TIMEKEEPER_API_KEY', () => {
+    expect(clientSettings({})).toEqual({ url: 'http://127.0.0.1:8000', apiKey: undefined });
+    expect(clientSettings({ TIMEKEEPER_URL: 'https://tk.example/', TIMEKEEPER_API_KEY: 'k1' })).toEqual({ url: 'https://tk.example', apiKey: 'k1' });
+    expect(() => clientSettings({ TIMEKEEPER_URL: 'ftp://tk.example' })).toThrow(/TIMEKEEPER_URL/);
+    expect(() => clientSettings({ TIMEKEEPER_URL: 'not a url' })).toThrow(/TIMEKEEPER_URL/);
   });
 
   test('openclawSkillsDir: OPENCLAW_SKILLS_DIR, else ~/.openclaw/skills', () => {

@@ -3,6 +3,7 @@
  * surface (api/problem.ts), and how a DomainError crosses the workflow boundary and back.
  */
 import { ApplicationFailure, defaultFailureConverter, defaultPayloadConverter } from '@temporalio/common';
+import { configureLogger } from '../../lib/log';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { errorHandler, httpStatus, problemBody, Surface } from '../../api/problem';
@@ -210,14 +211,16 @@ describe('errorHandler', () => {
     for (const e of [Object.assign(new Error('terminating connection'), { code: '57P01' }), Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), new Error('timeout exceeded when trying to connect')]) {
       expect(run(e).status).toBe(503);
     }
-    const spy = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    // The internals go to the server log (an error line with the stack), not to the caller.
+    const lines: Record<string, any>[] = [];
+    configureLogger({ destination: { write: (s: string) => void lines.push(JSON.parse(s)) } });
     try {
       const out = run(new Error('secret internals'));
       expect(out.status).toBe(500);
       expect(JSON.stringify(out.body)).not.toContain('secret internals');
-      expect(spy).toHaveBeenCalled();
+      expect(lines).toEqual([expect.objectContaining({ level: 50, msg: 'unexpected error', err: expect.objectContaining({ message: 'secret internals' }) })]);
     } finally {
-      spy.mockRestore();
+      configureLogger({ level: 'silent' });
     }
   });
 

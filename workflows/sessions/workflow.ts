@@ -125,6 +125,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         idempotencyKey: req.idempotencyKey,
         clientEventId: req.clientEventId,
         expectedSeq: req.expectedSeq,
+        // Only handed on to the writer's log lines: no command depends on it (replay-safe).
+        ...(req.requestId ? { requestId: req.requestId } : {}),
       });
     },
     {

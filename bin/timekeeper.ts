@@ -1,0 +1,351 @@
+/**
+ * The `timekeeper` command: the jobs people do in a terminal, all through the typed HTTP
+ * client (api/client.ts) against TIMEKEEPER_URL with TIMEKEEPER_API_KEY (lib/config.ts
+ * clientSettings). `--json` on any command prints machine-readable output; `--help` on any
+ * command explains it. Exit codes: 0 ok, 1 a refusal or a broken chain, 2 the server
+ * cannot be reached or the input cannot be read.
+ */
+import fs from 'node:fs';
+import { Command, Option } from 'commander';
+import { SingleBar, Presets } from 'cli-progress';
+import YAML from 'yaml';
+import { TimekeeperApiError, TimekeeperClient } from '../api/client';
+import { clientSettings } from '../lib/config';
+import { verifyChain, type ChainEvent } from '../lib/hash-chain';
+
+class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+  ) {
+    super(message);
+  }
+}
+
+interface Globals {
+  json?: boolean;
+  url?: string;
+  apiKey?: string;
+}
+
+const program = new Command()
+  .name('timekeeper')
+  .description('Timekeeper from the terminal: sessions, intents, tasks, chain verification, the development stack')
+  .option('--json', 'machine-readable JSON output')
+  .option('--url <url>', 'API base URL (default $TIMEKEEPER_URL or http://127.0.0.1:8000)')
+  .option('--api-key <key>', 'API key (default $TIMEKEEPER_API_KEY)')
+  .showHelpAfterError()
+  .enablePositionalOptions(false);
+
+function globals(cmd: Command): Globals {
+  return cmd.optsWithGlobals() as Globals;
+}
+
+function client(cmd: Command): TimekeeperClient {
+  const g = globals(cmd);
+  const s = clientSettings();
+  return new TimekeeperClient({ baseUrl: g.url ?? s.url, apiKey: g.apiKey ?? s.apiKey, timeoutMs: 60_000 });
+}
+
+const out = (s: string): void => void process.stdout.write(`${s}\n`);
+const printJson = (v: unknown): void => out(JSON.stringify(v, null, 2));
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? '-' : new Date(ms).toISOString());
+const short = (h: string | null | undefined) => (h ? h.slice(0, 12) : '-');
+
+function table(rows: string[][]): void {
+  if (rows.length === 0) return;
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  for (const r of rows) out(r.map((c, i) => (i === r.length - 1 ? c : (c ?? '').padEnd(widths[i]))).join('  '));
+}
+
+/** Reads a JSON or YAML file (by extension; otherwise tries JSON, then YAML). */
+function readDocument(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    if (/\.ya?ml$/i.test(file)) return YAML.parse(text);
+    try {
+      return JSON.parse(text);
+    } catch {
+      return YAML.parse(text);
+    }
+  } catch (err) {
+    throw new CliError(`${file} is neither valid JSON nor YAML: ${(err as Error).message}`);
+  }
+}
+
+/** A task id given directly, or the task_id of a definition file. */
+function taskIdOf(arg: string): string {
+  if (fs.existsSync(arg) && fs.statSync(arg).isFile()) {
+    const doc = readDocument(arg) as { task_id?: unknown };
+    if (typeof doc?.task_id !== 'string') throw new CliError(`${arg} has no task_id`);
+    return doc.task_id;
+  }
+  return arg;
+}
+
+// ---- development stack -------------------------------------------------------------------
+
+program
+  .command('dev')
+  .description('start the development stack (what `npm start` does): embedded PostgreSQL and Temporal dev server when not configured, the worker and the API')
+  .action(async () => {
+    const { run } = await import('./run');
+    await run({ worker: true, api: true, embedded: true });
+  });
+
+// ---- sessions ----------------------------------------------------------------------------
+
+program
+  .command('sessions')
+  .description('list sessions, newest first')
+  .addOption(new Option('--status <status>', 'only sessions with this status').choices(['open', 'archived']))
+  .option('--agent <agent_id>', 'only this agent')
+  .option('--channel <channel>', 'only this channel')
+  .option('--limit <n>', 'at most this many', '50')
+  .action(async (o: { status?: 'open' | 'archived'; agent?: string; channel?: string; limit: string }, cmd: Command) => {
+    const r = await client(cmd).listSessions({ status: o.status, agent_id: o.agent, channel: o.channel, limit: o.limit });
+    if (globals(cmd).json) return printJson(r);
+    if (r.sessions.length === 0) return out('no sessions');
+    table([
+      ['SESSION', 'STATUS', 'AGENT', 'CHANNEL', 'EVENTS', 'CREATED', 'HEAD'],
+      ...r.sessions.map((s) => [s.session_id, s.status, s.agent_id ?? '-', s.channel ?? '-', String(s.head?.seq ?? 0), iso(s.created_ts), short(s.head?.hash)]),
+    ]);
+    if (r.next_cursor) out(`(more: --limit larger than ${o.limit})`);
+  });
+
+/** Every event of a session, page by page. */
+async function allEvents(tk: TimekeeperClient, id: string) {
+  const events = [];
+  let after: number | null = 0;
+  while (after !== null) {
+    const page = await tk.events(id, { after_seq: after, limit: 1000 });
+    events.push(...page.events);
+    after = page.next_after_seq;
+  }
+  return events;
+}
+
+program
+  .command('timeline')
+  .description("show a session's timeline in order")
+  .argument('<session_id>')
+  .action(async (id: string, _o: unknown, cmd: Command) => {
+    const tk = client(cmd);
+    const events = await allEvents(tk, id);
+    if (globals(cmd).json) return printJson({ session_id: id, events });
+    const s = await tk.session(id);
+    out(`${s.session_id}  ${s.status}  agent ${s.agent_id ?? '-'}  channel ${s.channel ?? '-'}  ${events.length} events`);
+    for (const e of events) {
+      const content = JSON.stringify(e.content);
+      out(`${String(e.seq).padStart(5)}  ${iso(e.ts)}  ${e.type.padEnd(18)} ${short(e.hash)}  ${content.length > 100 ? `${content.slice(0, 100)}…` : content}`);
+    }
+  });
+
+program
+  .command('verify')
+  .description('verify the hash chain of one session, or of all sessions (exit 1 when any chain is broken)')
+  .argument('[session_id]', 'the session; omit with --all')
+  .option('--all', 'every session')
+  .action(async (id: string | undefined, o: { all?: boolean }, cmd: Command) => {
+    const tk = client(cmd);
+    const json = globals(cmd).json;
+    if (!id && !o.all) throw new CliError('name a session, or use --all');
+    const ids: string[] = [];
+    if (id) ids.push(id);
+    else {
+      let cursor: string | undefined;
+      do {
+        const page = await tk.listSessions({ limit: 200, cursor });
+        ids.push(...page.sessions.map((s) => s.session_id));
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+    }
+    const bar = !json && process.stderr.isTTY && ids.length > 1 ? new SingleBar({ format: 'verifying [{bar}] {value}/{total} sessions, {broken} broken', stream: process.stderr }, Presets.shades_classic) : undefined;
+    bar?.start(ids.length, 0, { broken: 0 });
+    const results = [];
+    let broken = 0;
+    for (const sid of ids) {
+      const r = await tk.verify(sid);
+      const ok = r.ok && (r.anchor?.ok ?? true);
+      if (!ok) broken++;
+      results.push(r);
+      bar?.increment(1, { broken });
+    }
+    bar?.stop();
+    if (json) printJson({ ok: broken === 0, checked: ids.length, broken, results });
+    else {
+      for (const r of results) {
+        const ok = r.ok && (r.anchor?.ok ?? true);
+        if (ok) out(`ok      ${r.session_id}  ${r.checked} events, head ${r.head_seq ?? '-'} ${short(r.head_hash)}`);
+        else if (!r.ok) out(`BROKEN  ${r.session_id}  at seq ${r.first_bad_seq}: ${r.reason}: ${r.detail ?? ''}`);
+        else out(`BROKEN  ${r.session_id}  the chain head differs from the session workflow's (seq ${r.anchor?.seq} ${short(r.anchor?.hash)})`);
+      }
+      out(`${ids.length} session${ids.length === 1 ? '' : 's'} checked, ${broken} broken`);
+    }
+    if (broken > 0) process.exitCode = 1;
+  });
+
+program
+  .command('export')
+  .description('export a session as JSON Lines: one event per line, with seq, prev_hash and hash (check it offline with verify-file)')
+  .argument('<session_id>')
+  .option('-o, --output <file>', 'write to this file instead of stdout')
+  .action(async (id: string, o: { output?: string }, cmd: Command) => {
+    const events = await allEvents(client(cmd), id);
+    const text = events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : '');
+    if (o.output) {
+      fs.writeFileSync(o.output, text);
+      process.stderr.write(`${events.length} events of ${id} written to ${o.output}\n`);
+    } else process.stdout.write(text);
+  });
+
+program
+  .command('verify-file')
+  .description("verify an export offline, by docs/hash-chain.md's rule (no server needed; exit 1 when the chain is broken)")
+  .argument('<file>', 'a JSON Lines export (`timekeeper export`)')
+  .option('--head <hash>', 'also require the last event to have this hash (e.g. from a verify at export time)')
+  .action((file: string, o: { head?: string }, cmd: Command) => {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+    }
+    const events: ChainEvent[] = [];
+    for (const [i, line] of text.split('\n').entries()) {
+      if (!line.trim()) continue;
+      let e: Record<string, unknown>;
+      try {
+        e = JSON.parse(line);
+      } catch (err) {
+        throw new CliError(`${file}:${i + 1}: not JSON: ${(err as Error).message}`);
+      }
+      // The export carries the API's `type`; the chain rule names the member event_type.
+      events.push({ ...e, event_type: (e.event_type ?? e.type) as string } as unknown as ChainEvent);
+    }
+    if (events.length === 0) throw new CliError(`${file} holds no events`);
+    const sessionId = events[0].session_id;
+    const r = verifyChain(sessionId, events);
+    const headOk = o.head === undefined || (r.ok && r.head_hash === o.head);
+    const ok = r.ok && headOk && r.checked === events.length;
+    if (globals(cmd).json) printJson({ session_id: sessionId, ...r, ok, ...(o.head !== undefined ? { head_matches: headOk } : {}) });
+    else if (!r.ok) out(`BROKEN  ${sessionId}  at seq ${r.first_bad_seq}: ${r.reason}: ${r.detail ?? ''}`);
+    else if (!headOk) out(`BROKEN  ${sessionId}  the last hash ${short(r.head_hash)} is not the expected ${short(o.head)}`);
+    else out(`ok      ${sessionId}  ${r.checked} events, head ${r.head_seq} ${r.head_hash}`);
+    if (!ok) process.exitCode = 1;
+  });
+
+// ---- intents -----------------------------------------------------------------------------
+
+program
+  .command('intents')
+  .description('list intents, pending (requested, in-progress) first, then the others newest first')
+  .option('--domain <domain>', 'only this domain')
+  .addOption(new Option('--status <status>', 'only this state').choices(['requested', 'in-progress', 'done', 'blocked']))
+  .option('--limit <n>', 'at most this many non-pending intents', '50')
+  .action(async (o: { domain?: string; status?: 'requested' | 'in-progress' | 'done' | 'blocked'; limit: string }, cmd: Command) => {
+    const tk = client(cmd);
+    const pending = (await tk.intents.pending(o.domain ? { domain: o.domain } : undefined)).filter((i) => !o.status || i.status === o.status);
+    const pendingIds = new Set(pending.map((i) => i.event_id));
+    const rest = (await tk.intents.list({ domain: o.domain, status: o.status, limit: o.limit })).events.filter((i) => !pendingIds.has(i.event_id));
+    const all = [...pending, ...rest];
+    if (globals(cmd).json) return printJson({ pending: pending.length, intents: all });
+    out(`${pending.length} pending`);
+    if (all.length === 0) return;
+    table([['EVENT', 'STATUS', 'DOMAIN', 'ACTION', 'NOTE'], ...all.map((i) => [i.event_id, i.status, i.domain, i.action, i.note ?? ''])]);
+  });
+
+// ---- tasks -------------------------------------------------------------------------------
+
+program
+  .command('tasks')
+  .description('list scheduled tasks with their trigger, next run and last status')
+  .action(async (_o: unknown, cmd: Command) => {
+    const r = (await client(cmd).call('listTasks')).body;
+    if (globals(cmd).json) return printJson(r);
+    if (r.tasks.length === 0) return out('no tasks');
+    table([['TASK', 'STATUS', 'NEXT RUN', 'LAST RUN', 'TRIGGER'], ...r.tasks.map((t) => [t.task_id, t.status, t.next_run ?? '-', t.last_run ? `${t.last_run.status} ${t.last_run.scheduled_at}` : '-', t.trigger_text])]);
+  });
+
+const task = program.command('task').description('create, trigger, pause and resume a scheduled task');
+
+task
+  .command('create')
+  .description('create a task from a JSON or YAML definition file (the scheduler article\'s YAML works as written)')
+  .argument('<file>')
+  .action(async (file: string, _o: unknown, cmd: Command) => {
+    const body = readDocument(file);
+    const r = await client(cmd).call('createTask', { body: body as never });
+    if (globals(cmd).json) return printJson(r.body);
+    out(`created ${r.body.task_id} (${r.body.status}): ${r.body.trigger_text}; next run ${r.body.next_run ?? '-'}`);
+  });
+
+task
+  .command('trigger')
+  .description('run a task now (also when paused); prints the run id')
+  .argument('<task>', 'a task id, or a definition file naming it')
+  .action(async (arg: string, _o: unknown, cmd: Command) => {
+    const r = await client(cmd).call('triggerTask', { params: { id: taskIdOf(arg) } });
+    if (globals(cmd).json) return printJson(r.body);
+    out(`started ${r.body.run_id}`);
+  });
+
+for (const action of ['pause', 'resume'] as const) {
+  task
+    .command(action)
+    .description(action === 'pause' ? 'pause a task: no fire times run until it is resumed' : 'resume a paused (or auto-disabled) task from now on')
+    .argument('<task>', 'a task id, or a definition file naming it')
+    .action(async (arg: string, _o: unknown, cmd: Command) => {
+      const r = await client(cmd).call(action === 'pause' ? 'pauseTask' : 'resumeTask', { params: { id: taskIdOf(arg) } });
+      if (globals(cmd).json) return printJson(r.body);
+      out(`${r.body.task_id}: ${r.body.status}${r.body.next_run ? `, next run ${r.body.next_run}` : ''}`);
+    });
+}
+
+program
+  .command('preview')
+  .description('the next fire times of a cron expression (5 or 6 fields) in a time zone')
+  .argument('<cron>', 'e.g. "0 17 * * 1-5"')
+  .option('--tz <zone>', 'IANA time zone', 'UTC')
+  .option('--count <n>', 'how many fire times', '10')
+  .action(async (cron: string, o: { tz: string; count: string }, cmd: Command) => {
+    const r = (await client(cmd).call('previewSchedule', { query: { cron, timezone: o.tz, count: o.count } })).body;
+    if (globals(cmd).json) return printJson(r);
+    out(r.description);
+    const local = new Intl.DateTimeFormat('sv-SE', { timeZone: r.timezone, dateStyle: 'short', timeStyle: 'medium' });
+    for (const t of r.fire_times) out(`${t}  (${local.format(new Date(t))} ${r.timezone})`);
+  });
+
+// ---- errors ------------------------------------------------------------------------------
+
+function explain(err: unknown): { message: string; code: number } {
+  if (err instanceof CliError) return { message: err.message, code: err.exitCode };
+  if (err instanceof TimekeeperApiError) {
+    const fields = err.errors
+      .map((e) => `${e.field}: ${e.reason}`)
+      .filter((f) => !err.detail.includes(f))
+      .map((f) => `\n  ${f}`)
+      .join('');
+    return { message: `${err.status} ${err.errorCode}: ${err.detail}${fields}`, code: 1 };
+  }
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError') return { message: 'the server did not answer in time', code: 2 };
+  if (e instanceof TypeError && /fetch failed/.test(e.message)) {
+    const url = globals(program).url ?? clientSettings().url;
+    const why = e.cause?.code ?? e.cause?.message ?? 'no answer';
+    return { message: `cannot reach Timekeeper at ${url} (${why}). Is it running? Start it with \`timekeeper dev\`, or set TIMEKEEPER_URL.`, code: 2 };
+  }
+  return { message: e?.message ?? String(err), code: 2 };
+}
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  const { message, code } = explain(err);
+  if (globals(program).json) process.stderr.write(`${JSON.stringify({ error: message, exit_code: code })}\n`);
+  else process.stderr.write(`timekeeper: ${message}\n`);
+  process.exit(code);
+});

@@ -1,0 +1,104 @@
+/**
+ * The one Prometheus registry of a Timekeeper process (prom-client) and every series it
+ * exports. The API observes HTTP requests and, at scrape time, health and intent gauges;
+ * worker activities observe appends, intent transitions and wakes, task runs and
+ * deliveries. Never imported by workflow code or lib/domain (the workflow sandbox has no
+ * place for it): workflows are observed through the activities they call.
+ *
+ * In a process that runs the worker and the API (`npm start`) one scrape shows both; with
+ * `npm run worker` and `npm run api` apart, the worker-side series stay in the worker
+ * process (see docs/operations.md#metrics).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { METRIC_BUCKETS } from './domain/limits';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const r = { registers: [registry] };
+
+export const metrics = {
+  // ---- HTTP (api/app.ts) ------------------------------------------------------------------
+  httpRequests: new Counter({
+    name: 'timekeeper_http_requests_total',
+    help: 'HTTP requests answered, by method, route (the contract path, not the URL) and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    ...r,
+  }),
+  httpDuration: new Histogram({
+    name: 'timekeeper_http_request_duration_seconds',
+    help: 'HTTP request latency, by method, route (the contract path) and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [...METRIC_BUCKETS.httpSeconds],
+    ...r,
+  }),
+
+  // ---- appends (activities/sessions.ts) ---------------------------------------------------
+  appendBatchDuration: new Histogram({
+    name: 'timekeeper_append_batch_duration_seconds',
+    help: 'Time to write one append batch (lock, dedup, hash, insert, commit) in the writer activity, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [...METRIC_BUCKETS.appendSeconds],
+    ...r,
+  }),
+  appendBatchSize: new Histogram({
+    name: 'timekeeper_append_batch_size',
+    help: 'Items in one append batch the session workflow handed to the writer',
+    buckets: [...METRIC_BUCKETS.batchSize],
+    ...r,
+  }),
+  eventsAppended: new Counter({
+    name: 'timekeeper_events_appended_total',
+    help: 'New timeline events stored (retries answered from the store are not counted), by event type',
+    labelNames: ['type'] as const,
+    ...r,
+  }),
+
+  // ---- intents (activities/intents.ts; the gauge at scrape time in the API) ---------------
+  intents: new Gauge({ name: 'timekeeper_intents', help: 'Intents by current state (at scrape time)', labelNames: ['status'] as const, ...r }),
+  intentTransitions: new Counter({
+    name: 'timekeeper_intent_transitions_total',
+    help: 'Intent transitions stored, by target state and actor (agent, system)',
+    labelNames: ['to', 'actor'] as const,
+    ...r,
+  }),
+  intentExpiries: new Counter({ name: 'timekeeper_intent_expiries_total', help: 'Intents moved to blocked by their time-to-live', ...r }),
+  intentWakes: new Counter({
+    name: 'timekeeper_intent_wakes_total',
+    help: 'Wake calls for re-opened intents, by outcome (sent, refused, failed, off when no INTENT_WAKE_URL)',
+    labelNames: ['outcome'] as const,
+    ...r,
+  }),
+
+  // ---- tasks (activities/tasks.ts) --------------------------------------------------------
+  taskRuns: new Counter({
+    name: 'timekeeper_task_runs_total',
+    help: 'Task run log entries, by status (running, retry, success, failed, skipped) and trigger',
+    labelNames: ['status', 'trigger'] as const,
+    ...r,
+  }),
+  taskLateness: new Histogram({
+    name: 'timekeeper_task_firing_lateness_seconds',
+    help: 'How late a run started after its nominal fire time, by trigger',
+    labelNames: ['trigger'] as const,
+    buckets: [...METRIC_BUCKETS.latenessSeconds],
+    ...r,
+  }),
+  taskDeliveries: new Counter({
+    name: 'timekeeper_task_deliveries_total',
+    help: 'Deliveries of finished runs, by target type (webhook, session) and outcome (ok, failed)',
+    labelNames: ['type', 'outcome'] as const,
+    ...r,
+  }),
+
+  // ---- health (at scrape time in the API) -------------------------------------------------
+  up: new Gauge({
+    name: 'timekeeper_dependency_up',
+    help: '1 when the dependency answers (postgres, temporal, worker: a worker polls the task queue), else 0',
+    labelNames: ['dependency'] as const,
+    ...r,
+  }),
+};
+
+/** Seconds since a `performance.now()` reading. */
+export const secondsSince = (start: number) => (performance.now() - start) / 1000;

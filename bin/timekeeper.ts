@@ -150,8 +150,11 @@ program
   .command('verify')
   .description('verify the hash chain of one session, or of all sessions (exit 1 when any chain is broken)')
   .argument('[session_id]', 'the session; omit with --all')
-  .option('--all', 'every session')
-  .action(async (id: string | undefined, o: { all?: boolean }, cmd: Command) => {
+  .option('--all', 'every session (narrowed by --agent, --channel, --status)')
+  .option('--agent <agent_id>', 'with --all: only this agent\'s sessions')
+  .option('--channel <channel>', 'with --all: only this channel\'s sessions')
+  .option('--status <status>', 'with --all: open or archived')
+  .action(async (id: string | undefined, o: { all?: boolean; agent?: string; channel?: string; status?: 'open' | 'archived' }, cmd: Command) => {
     const tk = client(cmd);
     const json = globals(cmd).json;
     if (!id && !o.all) throw new CliError('name a session, or use --all');
@@ -160,7 +163,7 @@ program
     else {
       let cursor: string | undefined;
       do {
-        const page = await tk.listSessions({ limit: 200, cursor });
+        const page = await tk.listSessions({ limit: 200, cursor, agent_id: o.agent, channel: o.channel, status: o.status });
         ids.push(...page.sessions.map((s) => s.session_id));
         cursor = page.next_cursor ?? undefined;
       } while (cursor);

@@ -39,6 +39,7 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     activities: createActivities({ pool: opts.pool, sessions, wake: opts.wake }),
     maxCachedWorkflows: LIMITS.workerMaxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: LIMITS.workerMaxConcurrentWorkflowTasks,
+    workflowThreadPoolSize: LIMITS.workerWorkflowThreads,
     maxConcurrentLocalActivityExecutions: LIMITS.workerMaxConcurrentLocalActivities,
     // New sessions arrive on the normal queue; the default ratio (0.2) leaves them two pollers.
     nonStickyToStickyPollRatio: 0.5,

@@ -9,6 +9,7 @@ import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { bodyLimitBytes } from '../lib/domain/limits';
 import { IntentStore } from '../lib/store/intents';
 import { SessionStore } from '../lib/store/sessions';
+import { Admission } from './admission';
 import { omlRouter } from './intents/oml-routes';
 import type { KeyStore } from './auth';
 import { verifyFormBody } from './http';
@@ -56,7 +57,10 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
     res.json(openApiDocument());
   });
 
+  // One bound for every write route of this process (sessions and intents alike).
+  const admission = new Admission(config);
   const deps = {
+    admission,
     sessions: new SessionClient({
       client,
       pool,
@@ -72,14 +76,15 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   };
   app.use(seedRouter(deps));
   app.use(v1Router(deps));
-  app.use(omlRouter(intentDeps({ client, pool, config, keys })));
+  app.use(omlRouter(intentDeps({ client, pool, config, keys }, admission)));
   app.use((req, _res, next) => next(DomainError.field('not_found', 'path', 'unknown route').withMessage(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler);
   return app;
 }
 
-function intentDeps({ client, pool, config, keys }: AppDeps) {
+function intentDeps({ client, pool, config, keys }: AppDeps, admission: Admission) {
   return {
+    admission,
     intents: new IntentClient({
       client,
       pool,

@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import { Client } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createApp } from '../api/app';
 import { assertSafeBinding, loadKeyStore } from '../api/auth';
 import { preparePostgres, prepareTemporal, PreparedPostgres, PreparedTemporal, redact } from '../lib/bootstrap';
@@ -13,6 +13,7 @@ import { LIMITS } from '../lib/domain/limits';
 import { createPool } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { ensureSearchAttributes } from '../lib/temporal';
+import { supervise } from '../worker/supervise';
 import { createTimekeeperWorker } from '../worker/worker';
 
 export interface RunOptions {
@@ -20,6 +21,12 @@ export interface RunOptions {
   api: boolean;
   /** Start embedded PostgreSQL/Temporal when not configured (development). */
   embedded: boolean;
+  /**
+   * Restart the worker inside the process when it stops with an error (`npm start`). Without
+   * it (`npm run worker`) such a stop shuts the process down with exit status 1, for the
+   * process manager to restart.
+   */
+  superviseWorker?: boolean;
 }
 
 const log = (m: string) => console.log(m);
@@ -74,19 +81,38 @@ export async function run(opts: RunOptions): Promise<void> {
     const client = new Client({ connection, namespace: config.temporalNamespace });
 
     if (opts.worker) {
-      const worker = await createTimekeeperWorker({
-        connection,
-        namespace: config.temporalNamespace,
-        taskQueue: config.taskQueue,
-        pool,
-        sessions: config,
-        wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-      });
-      const running = worker.run();
-      running.catch((e: Error) => {
-        console.error('[worker] stopped with an error:', e);
-        void shutdown('worker failure', 1);
-      });
+      const create = () =>
+        createTimekeeperWorker({
+          connection,
+          namespace: config.temporalNamespace,
+          taskQueue: config.taskQueue,
+          pool,
+          sessions: config,
+          wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
+        });
+      let worker: Worker = await create();
+      let running: Promise<void> = worker.run();
+      if (opts.superviseWorker) {
+        // The first run is already going; later ones are created afresh (a stopped worker cannot run again).
+        let first = true;
+        void supervise(
+          async () => {
+            if (!first) {
+              worker = await create();
+              running = worker.run();
+              log(`[worker] polling task queue "${config.taskQueue}" again`);
+            }
+            first = false;
+            await running;
+          },
+          { stopping: () => stopping },
+        );
+      } else {
+        running.catch((e: Error) => {
+          console.error('[worker] stopped with an error:', e);
+          void shutdown('worker failure', 1);
+        });
+      }
       // Drain: finish in-flight tasks before the pools and servers go away.
       cleanups.push(async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();

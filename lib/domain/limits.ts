@@ -168,6 +168,12 @@ export const LIMITS = {
   workerMaxConcurrentLocalActivities: 100,
   /** /readyz counts a worker as present when it polled the task queue this recently (an idle long poll lasts up to about a minute). */
   workerPollerFreshMs: 120_000,
+  /** `npm start` restarts a worker that stopped with an error after this long, doubling per failure... */
+  workerRestartInitialMs: 1_000,
+  /** ...up to this: a dependency that stays down is retried twice a minute, not in a tight loop. */
+  workerRestartMaxMs: 30_000,
+  /** A worker run that lasted this long was healthy: the next failure starts the backoff over. */
+  workerHealthyRunMs: 60_000,
   /** SIGTERM lets in-flight tasks finish for this long before the process exits. */
   workerShutdownGraceMs: 20_000,
 

@@ -92,7 +92,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
   }
 
   const taskQueue = `faults-${process.pid}-${Date.now()}`;
-  const config: Config = { ...loadConfig({}), temporalAddress, databaseUrl: dbUrl, appDatabaseUrl: dbUrl, taskQueue, ...opts.config };
+  const config: Config = { ...loadConfig(process.env), temporalAddress, databaseUrl: dbUrl, appDatabaseUrl: dbUrl, taskQueue, ...opts.config };
   // The superuser URL: these tests are about connections and processes, not roles.
   const pool = createPool(dbUrl, { connectionTimeoutMillis: 2000 });
   const connection = await NativeConnection.connect({ address: temporalAddress });

@@ -49,11 +49,11 @@ export const TUNABLE = {
   },
   createsInFlightMax: {
     env: 'CREATES_IN_FLIGHT_MAX',
-    default: 64,
+    default: 128,
     min: 1,
     max: 100_000,
     why:
-      'session creates in flight per API process (counted in WRITES_IN_FLIGHT_MAX too). A create starts a workflow, ~36-50/s on the reference machine, so 64 in flight answer within ~2 s; more only wait and run into the write deadline',
+      'session creates in flight per API process (counted in WRITES_IN_FLIGHT_MAX too). The seed\'s own load is 100 inits at once, which must all be taken (64 refused 36 of them); a create starts a workflow, ~36-76/s on the reference machine, so 128 in flight answer within a few seconds; more only wait and run into the write deadline',
   },
   sessionWritesInFlightMax: {
     env: 'SESSION_WRITES_IN_FLIGHT_MAX',
@@ -158,11 +158,13 @@ export const LIMITS = {
    * Workflow tasks a worker takes at once. A task's 10 s start-to-close timeout runs from the
    * moment the worker polls it, and the tasks it holds share the workflow threads: after a
    * restart, 100 slots let 30+ sessions' full replays queue inside the worker until they timed
-   * out, were rescheduled and replayed again (issue 9: 48–72 s unwritable). With 16, tasks
-   * the worker cannot start soon wait in the server, where nothing times out. A cached
-   * session's task takes a few ms plus its batch write, so 16 still carry hundreds of tasks/s.
+   * out, were rescheduled and replayed again (issue 9: 48–72 s unwritable). With 40 (and
+   * short runs, SESSION_UPDATES_PER_RUN), the tasks a worker holds replay in a few seconds on
+   * two threads, and the rest wait in the server, where nothing times out. 16 recovered as
+   * well but looked slower at the seed load (100 sessions appending, each task holding its
+   * slot through its batch write); 40 measured 50 sessions writable 4.2 s after a worker restart.
    */
-  workerMaxConcurrentWorkflowTasks: 16,
+  workerMaxConcurrentWorkflowTasks: 40,
   /** One workflow thread per core of the 2-core reference machine: replays after a restart run in parallel, I/O stays on the main thread. */
   workerWorkflowThreads: 2,
   workerMaxConcurrentLocalActivities: 100,

@@ -10,6 +10,7 @@ import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { bodyLimitBytes } from '../lib/domain/limits';
 import { IntentStore } from '../lib/store/intents';
 import { SessionStore } from '../lib/store/sessions';
+import { Admission } from './admission';
 import { omlRouter } from './intents/oml-routes';
 import { TaskStore } from '../lib/store/tasks';
 import type { KeyStore } from './auth';
@@ -71,7 +72,10 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   app.use(docsRouter());
   app.use(metricsRouter({ client, pool, keys, namespace: config.temporalNamespace, taskQueue: config.taskQueue }));
 
+  // One bound for every write route of this process (sessions and intents alike).
+  const admission = new Admission(config);
   const deps = {
+    admission,
     sessions: new SessionClient({
       client,
       pool,
@@ -87,7 +91,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   };
   app.use(seedRouter(deps));
   app.use(v1Router(deps));
-  app.use(omlRouter(intentDeps({ client, pool, config, keys })));
+  app.use(omlRouter(intentDeps({ client, pool, config, keys }, admission)));
   app.use(
     taskRouter({
       tasks: new TaskClient({ client, pool, taskQueue: config.taskQueue, runQueues: taskRunQueues(config) }),
@@ -100,8 +104,9 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
   return app;
 }
 
-function intentDeps({ client, pool, config, keys }: AppDeps) {
+function intentDeps({ client, pool, config, keys }: AppDeps, admission: Admission) {
   return {
+    admission,
     intents: new IntentClient({
       client,
       pool,

@@ -9,6 +9,7 @@ import { logFor } from '../lib/log';
 import { ZodError } from 'zod';
 import { isConnectionError } from '../lib/db';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
+import { LIMITS } from '../lib/domain/limits';
 
 /**
  * The seed-compatible routes answer a few refusals with 400, as the seed's own code did; /v1
@@ -99,9 +100,17 @@ export function problemBody(err: DomainError, status: number, instance?: string,
   };
 }
 
+/** Refusals a retry can cure get `Retry-After`: the error's own hint, else one second for 429 and 503. */
+export function retryAfterOf(err: DomainError, status: number): number | undefined {
+  if (err.retryAfterS !== undefined) return err.retryAfterS;
+  return status === 429 || status === 503 ? LIMITS.retryAfterS : undefined;
+}
+
 export function sendProblem(req: Request, res: Response, err: DomainError): void {
   const s = (res.locals.surface as Surface | undefined) ?? 'v1';
   const status = httpStatus(err.code, s);
+  const retryAfter = retryAfterOf(err, status);
+  if (retryAfter !== undefined) res.set('Retry-After', String(Math.max(0, Math.ceil(retryAfter))));
   res.status(status).type('application/problem+json').json(problemBody(err, status, req.originalUrl, s));
 }
 

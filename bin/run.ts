@@ -13,6 +13,7 @@ import { createPool } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { ensureSearchAttributes } from '../lib/temporal';
 import { configureLogger, log as logger } from '../lib/log';
+import { supervise } from '../worker/supervise';
 import { createTimekeeperWorker } from '../worker/worker';
 
 export interface RunOptions {
@@ -20,6 +21,12 @@ export interface RunOptions {
   api: boolean;
   /** Start embedded PostgreSQL/Temporal when not configured (development). */
   embedded: boolean;
+  /**
+   * Restart the worker inside the process when it stops with an error (`npm start`). Without
+   * it (`npm run worker`) such a stop shuts the process down with exit status 1, for the
+   * process manager to restart.
+   */
+  superviseWorker?: boolean;
 }
 
 /** Start-up messages ("[postgres] …") as log lines, the bracketed part as the component. */
@@ -85,20 +92,39 @@ export async function run(opts: RunOptions): Promise<void> {
     const client = new Client({ connection, namespace: config.temporalNamespace });
 
     if (opts.worker) {
-      const worker = await createTimekeeperWorker({
-        connection,
-        namespace: config.temporalNamespace,
-        taskQueue: config.taskQueue,
-        pool,
-        sessions: config,
-        wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore },
-      });
-      const running = worker.run();
-      running.catch((e: Error) => {
-        logger().error({ component: 'worker', err: e }, 'worker stopped with an error');
-        void shutdown('worker failure', 1);
-      });
+      const create = () =>
+        createTimekeeperWorker({
+          connection,
+          namespace: config.temporalNamespace,
+          taskQueue: config.taskQueue,
+          pool,
+          sessions: config,
+          wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
+          tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore },
+        });
+      let worker = await create();
+      let running: Promise<void> = worker.run();
+      if (opts.superviseWorker) {
+        // The first run is already going; later ones are created afresh (a stopped worker cannot run again).
+        let first = true;
+        void supervise(
+          async () => {
+            if (!first) {
+              worker = await create();
+              running = worker.run();
+              logger().info({ component: 'worker', task_queue: config.taskQueue }, 'polling the task queue again');
+            }
+            first = false;
+            await running;
+          },
+          { stopping: () => stopping },
+        );
+      } else {
+        running.catch((e: Error) => {
+          logger().error({ component: 'worker', err: e }, 'worker stopped with an error');
+          void shutdown('worker failure', 1);
+        });
+      }
       // Drain: finish in-flight tasks before the pools and servers go away.
       cleanups.push(async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();

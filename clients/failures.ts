@@ -39,3 +39,11 @@ export function isDeadline(err: unknown): boolean {
   }
   return false;
 }
+
+/** The gRPC status (code and details) anywhere in the error's cause chain. */
+export function grpcStatusOf(err: unknown): { code: number; details: string } | undefined {
+  for (let e: unknown = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) {
+    if (isGrpcServiceError(e)) return { code: e.code, details: e.details || e.message };
+  }
+  return undefined;
+}

@@ -40,8 +40,9 @@ import {
 import { AgentIdKey, ChannelKey, SessionIdKey } from '../lib/search-attributes';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { SessionStore, TimelineRow, timelineHead } from '../lib/store/sessions';
+import { workerPolling } from '../lib/temporal';
 import { sessionWorkflow } from '../workflows/sessions/workflow';
-import { domainErrorOf, isAlreadyStarted, isDeadline, workflowGone } from './failures';
+import { domainErrorOf, grpcStatusOf, isAlreadyStarted, isDeadline, workflowGone } from './failures';
 import { CarriedState, EndRequest, SessionState, appendUpdate, createdUpdate, endUpdate, stateQuery } from '../workflows/sessions/messages';
 
 export interface SessionClientOptions {
@@ -73,6 +74,8 @@ export class SessionClient implements SessionWriter {
       const p = contentProblem(input.metadata, this.opts.maxContentBytes, 'metadata');
       if (p) throw p;
     }
+    // One deadline for the whole create, database check included.
+    const deadline = Date.now() + this.opts.writeTimeoutMs;
     if (await this.store.getTimeline(input.sessionId)) throw sessionErrors.exists(input.sessionId);
     const settings = await this.settings({
       sessionId: input.sessionId,
@@ -87,11 +90,11 @@ export class SessionClient implements SessionWriter {
     // only a run that failed before writing SESSION_CREATE may be started again.
     const start = this.startOperation(settings, undefined, 'FAIL');
     try {
-      const event = await this.withDeadline(() => this.opts.client.workflow.executeUpdateWithStart(createdUpdate, { startWorkflowOperation: start }));
+      const event = await this.withDeadline(deadline, () => this.opts.client.workflow.executeUpdateWithStart(createdUpdate, { startWorkflowOperation: start }));
       return { ...event, timeline_id: settings.timelineId };
     } catch (err) {
       if (isAlreadyStarted(err)) throw sessionErrors.exists(input.sessionId);
-      throw this.classify(err, input.sessionId);
+      throw await this.classify(err, input.sessionId, 'create');
     }
   }
 
@@ -109,11 +112,12 @@ export class SessionClient implements SessionWriter {
     };
     const problem = appendRequestProblem(req, this.opts.maxContentBytes);
     if (problem) throw problem;
+    const deadline = Date.now() + this.opts.writeTimeoutMs;
     let receipt: AppendReceipt;
     try {
-      receipt = await this.withDeadline(() => this.send(req, input.sessionId));
+      receipt = await this.withDeadline(deadline, () => this.send(req, input.sessionId));
     } catch (err) {
-      receipt = await this.recover(err, input.sessionId, req);
+      receipt = await this.recover(err, input.sessionId, req, deadline);
     }
     return { event: { ...receipt.event, content: req.content }, deduplicated: receipt.deduplicated };
   }
@@ -171,19 +175,19 @@ export class SessionClient implements SessionWriter {
    * again), an archived or unknown session (refuse), or an open timeline whose workflow is
    * gone, e.g. terminated by an operator (start it again from the chain head, then append).
    */
-  private async recover(err: unknown, sessionId: string, req: AppendRequest): Promise<AppendReceipt> {
+  private async recover(err: unknown, sessionId: string, req: AppendRequest, deadline: number): Promise<AppendReceipt> {
     const refusal = domainErrorOf(err);
     const refusedAsArchived = refusal?.code === ErrorCode.SessionArchived;
-    if (!refusedAsArchived && !workflowGone(err)) throw refusal ?? this.classify(err, sessionId);
+    if (!refusedAsArchived && !workflowGone(err)) throw refusal ?? (await this.classify(err, sessionId, 'append'));
     const t = await this.store.getTimeline(sessionId);
     if (!t) throw sessionErrors.notFound(sessionId);
     const prior = await this.findPrior(sessionId, req);
     if (prior) return { event: prior, deduplicated: true };
     if (t.status === 'archived' || refusedAsArchived) throw sessionErrors.archived(sessionId);
     try {
-      return await this.withDeadline(() => this.resumeAndAppend(t, req));
+      return await this.withDeadline(deadline, () => this.resumeAndAppend(t, req));
     } catch (again) {
-      throw this.classify(again, sessionId);
+      throw await this.classify(again, sessionId, 'append');
     }
   }
 
@@ -238,26 +242,84 @@ export class SessionClient implements SessionWriter {
     });
   }
 
-  /** Writes wait for the session's worker; without one they fail after a while instead of hanging. */
-  private withDeadline<T>(fn: () => Promise<T>): Promise<T> {
-    return this.opts.client.withDeadline(Date.now() + this.opts.writeTimeoutMs, fn);
+  /** Writes wait for the session's worker; without one they fail at the deadline instead of hanging. */
+  private withDeadline<T>(deadline: number, fn: () => Promise<T>): Promise<T> {
+    return this.opts.client.withDeadline(deadline, fn);
   }
 
-  /** Any failure as a domain error: the workflow's own refusal, or an outage described for the caller. */
-  private classify(err: unknown, sessionId: string): DomainError {
+  /**
+   * Any failure as a domain error: the workflow's own refusal, or an outage named by its
+   * real cause (database down, no worker polling, worker overloaded, Temporal unreachable or
+   * overloaded), saying whether the write may still be stored (`may_be_stored`).
+   */
+  private async classify(err: unknown, sessionId: string, op: 'create' | 'append'): Promise<DomainError> {
     const refusal = domainErrorOf(err);
     if (refusal) return refusal;
     if (err instanceof DomainError) return err;
-    if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadline(err)) {
-      return new DomainError(
-        ErrorCode.Unavailable,
-        `session ${sessionId}: no worker answered within ${this.opts.writeTimeoutMs} ms; the write may still be applied: retry an append with the same idempotency_key, and check GET /v1/sessions/${sessionId} before creating it again`,
-      );
-    }
+    if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadline(err)) return this.stalled(sessionId, op);
     // Gone after a resume attempt found the timeline open: it was archived meanwhile.
     if (err instanceof WorkflowNotFoundError) return sessionErrors.archived(sessionId);
-    return new DomainError(ErrorCode.Unavailable, `the timeline service could not complete the request: ${(err as Error).message}`);
+    const grpc = grpcStatusOf(err);
+    if (grpc?.code === GRPC_RESOURCE_EXHAUSTED) {
+      // The server refused the call itself: nothing was applied.
+      return new DomainError(ErrorCode.Unavailable, `session ${sessionId}: Temporal refused the write as overloaded (${grpc.details}); nothing was stored: retry after ${LIMITS.retryAfterS} s`, [], {
+        may_be_stored: false,
+      }).withRetryAfter(LIMITS.retryAfterS);
+    }
+    if (grpc?.code === GRPC_UNAVAILABLE) return unknownOutcome(sessionId, op, `Temporal is not reachable (${grpc.details})`);
+    return unknownOutcome(sessionId, op, `the timeline service could not complete the request: ${messageChain(err)}`);
   }
+
+  /** The write deadline passed with the write in flight: find out why, briefly, and say so. */
+  private async stalled(sessionId: string, op: 'create' | 'append'): Promise<DomainError> {
+    const ms = this.opts.writeTimeoutMs;
+    const { client, pool, taskQueue } = this.opts;
+    const [db, worker] = await Promise.all([
+      within(
+        pool.query('SELECT 1').then(
+          () => 'ok',
+          (e: Error) => e.message,
+        ),
+        'no answer',
+      ),
+      within(workerPolling(client.connection, client.options.namespace, taskQueue), 'unknown: Temporal did not answer'),
+    ]);
+    let cause: string;
+    if (db !== 'ok') cause = `the event database is not reachable (${db}), so the session workflow could not store the write within ${ms} ms; it keeps it queued and stores it when the database is back`;
+    else if (worker.startsWith('unknown')) cause = `Temporal did not answer within ${ms} ms (${worker.replace(/^unknown: /, '')})`;
+    else if (worker !== 'ok') cause = `${worker}, so no worker took the write within ${ms} ms`;
+    else cause = `the worker did not finish the write within ${ms} ms (it is overloaded, or replaying sessions after a restart)`;
+    return unknownOutcome(sessionId, op, cause);
+  }
+}
+
+const GRPC_RESOURCE_EXHAUSTED = 8;
+const GRPC_UNAVAILABLE = 14;
+
+/** A 503 for a write whose outcome is not known: it may still be stored, and how to retry safely. */
+function unknownOutcome(sessionId: string, op: 'create' | 'append', cause: string): DomainError {
+  const advice =
+    op === 'create'
+      ? `the session may still be created: GET /v1/sessions/${sessionId} shows whether it was, and a repeated create then answers that it exists`
+      : 'the write may still be stored: retry with the same idempotency_key (or event_id) and it is stored once';
+  return new DomainError(ErrorCode.Unavailable, `session ${sessionId}: ${cause}; ${advice}`, [], { may_be_stored: true }).withRetryAfter(LIMITS.retryAfterS);
+}
+
+/** Resolves to `fallback` when `p` takes longer than the diagnosis may. */
+function within(p: Promise<string>, fallback: string): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<string>((r) => (timer = setTimeout(() => r(fallback), LIMITS.diagnoseTimeoutMs)));
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+/** "message: cause: cause" down the chain, so the real reason is not hidden behind the SDK's wrapper. */
+function messageChain(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, i = 0; e && i < 5; e = (e as { cause?: unknown }).cause, i++) {
+    const m = (e as { details?: string }).details || (e as Error).message;
+    if (m && !parts.includes(m)) parts.push(m);
+  }
+  return parts.join(': ') || String(err);
 }
 
 function searchAttributes(s: SessionSettings): TypedSearchAttributes {

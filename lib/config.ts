@@ -58,6 +58,9 @@ const EnvSchema = z.object({
   [TUNABLE.maxContentBytes.env]: tunable(TUNABLE.maxContentBytes),
   [TUNABLE.updatesPerRun.env]: tunable(TUNABLE.updatesPerRun),
   [TUNABLE.writeTimeoutMs.env]: tunable(TUNABLE.writeTimeoutMs),
+  [TUNABLE.writesInFlightMax.env]: tunable(TUNABLE.writesInFlightMax),
+  [TUNABLE.createsInFlightMax.env]: tunable(TUNABLE.createsInFlightMax),
+  [TUNABLE.sessionWritesInFlightMax.env]: tunable(TUNABLE.sessionWritesInFlightMax),
   [TUNABLE.intentDefaultTtlS.env]: tunable(TUNABLE.intentDefaultTtlS),
   [TUNABLE.intentRetentionS.env]: tunable(TUNABLE.intentRetentionS),
   INTENT_DOMAIN_TTLS: optional.transform((raw, ctx) => {
@@ -123,6 +126,12 @@ export interface Config {
   updatesPerRun: number;
   /** See TUNABLE.writeTimeoutMs. */
   writeTimeoutMs: number;
+  /** See TUNABLE.writesInFlightMax. */
+  writesInFlightMax: number;
+  /** See TUNABLE.createsInFlightMax. */
+  createsInFlightMax: number;
+  /** See TUNABLE.sessionWritesInFlightMax. */
+  sessionWritesInFlightMax: number;
   /** See TUNABLE.intentDefaultTtlS. */
   intentDefaultTtlS: number;
   /** Time-to-live by intent domain (INTENT_DOMAIN_TTLS "domain=seconds,..."), before the global default. */
@@ -215,6 +224,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxContentBytes: e[TUNABLE.maxContentBytes.env],
     updatesPerRun: e[TUNABLE.updatesPerRun.env],
     writeTimeoutMs: e[TUNABLE.writeTimeoutMs.env],
+    writesInFlightMax: e[TUNABLE.writesInFlightMax.env],
+    createsInFlightMax: e[TUNABLE.createsInFlightMax.env],
+    sessionWritesInFlightMax: e[TUNABLE.sessionWritesInFlightMax.env],
     intentDefaultTtlS: e[TUNABLE.intentDefaultTtlS.env],
     intentDomainTtls: e.INTENT_DOMAIN_TTLS,
     intentRetentionS: e[TUNABLE.intentRetentionS.env],

@@ -63,6 +63,7 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     taskQueue: opts.taskQueue,
     maxCachedWorkflows: LIMITS.workerMaxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: LIMITS.workerMaxConcurrentWorkflowTasks,
+    workflowThreadPoolSize: LIMITS.workerWorkflowThreads,
     maxConcurrentLocalActivityExecutions: LIMITS.workerMaxConcurrentLocalActivities,
     // New sessions arrive on the normal queue; the default ratio (0.2) leaves them two pollers.
     nonStickyToStickyPollRatio: 0.5,

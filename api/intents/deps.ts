@@ -1,4 +1,5 @@
 /** What the intent routers need: the intent client for writes, the store for reads. */
+import type { Admission } from '../admission';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import type { IntentClient } from '../../clients/intents';
@@ -7,6 +8,8 @@ import type { KeyStore } from '../auth';
 
 export interface IntentDeps {
   intents: IntentClient;
+  /** Bounds the writes this process has in flight (shared with the session routes). */
+  admission: Admission;
   store: IntentStore;
   keys: KeyStore;
   /** For /api/health. */

@@ -74,7 +74,7 @@ export function describeTransition(t: StoredTransition) {
 const rawData = (req: Request, validated: unknown): JsonObject | undefined =>
   validated === undefined ? undefined : (req.body as { data: JsonObject }).data;
 
-export function omlRouter({ intents, store, keys, pool, client, databaseUrl, readOnly, stateMdPath, artifactsDir }: IntentDeps): Router {
+export function omlRouter({ intents, store, keys, pool, client, databaseUrl, readOnly, stateMdPath, artifactsDir, admission }: IntentDeps): Router {
   const r = Router();
 
   async function mustExist(eventId: string): Promise<IntentRow> {
@@ -87,7 +87,8 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
   for (const c of [createIntent, createIntentLog]) {
     route(r, keys, c, async (req, res) => {
       const b = parse(c.body, jsonBody(req));
-      await intents.create({
+      await admission.run('write', `intent ${b.event_id}`, () =>
+        intents.create({
         eventId: b.event_id,
         domain: b.domain,
         action: b.action,
@@ -98,7 +99,8 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
         sessionId: b.session_id,
         dedupeKey: b.dedupe_key,
         ttlS: b.ttl_s,
-      });
+      }),
+      );
       res.status(201).location(`/api/events/${encodeURIComponent(b.event_id)}`).json(describeIntent(await mustExist(b.event_id)));
     });
   }
@@ -106,7 +108,7 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
   route(r, keys, transitionIntent, async (req, res) => {
     const id = idOf(req);
     const b = parse(transitionIntent.body, jsonBody(req));
-    const t = await intents.transition(id, { status: b.status, note: b.note, data: rawData(req, b.data) });
+    const t = await admission.run('write', `intent ${id}`, () => intents.transition(id, { status: b.status, note: b.note, data: rawData(req, b.data) }));
     res.json({ ...describeIntent(await mustExist(id)), transition: describeTransition(t) });
   });
 

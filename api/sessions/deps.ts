@@ -1,10 +1,13 @@
 /** What the session routers need: the session client for writes, the store for reads. */
 import type { SessionClient } from '../../clients/sessions';
 import type { SessionStore } from '../../lib/store/sessions';
+import type { Admission } from '../admission';
 import type { KeyStore } from '../auth';
 
 export interface SessionDeps {
   sessions: SessionClient;
+  /** Bounds the writes this process has in flight (refuses beyond them before sending). */
+  admission: Admission;
   store: SessionStore;
   keys: KeyStore;
   /** Base of the Temporal Web UI links in session descriptions. */

@@ -33,13 +33,13 @@ function params(req: Request): Record<string, unknown> {
   return { ...formObject(req), ...queryObject(req) };
 }
 
-export function seedRouter({ sessions, store, keys }: SessionDeps): Router {
+export function seedRouter({ sessions, store, keys, admission }: SessionDeps): Router {
   const r = Router();
   r.use('/timeline', surface('seed'));
 
   route(r, keys, seedInit, async (req, res) => {
     const p = parse(seedInit.query, params(req));
-    const created = await sessions.create({ sessionId: p.session_id });
+    const created = await admission.run('create', p.session_id, () => sessions.create({ sessionId: p.session_id }));
     res.json(ok('timeline initialised', { timeline_id: created.timeline_id, event_id: created.event_id }));
   });
 
@@ -53,7 +53,9 @@ export function seedRouter({ sessions, store, keys }: SessionDeps): Router {
     } catch (err) {
       throw DomainError.validation('content', `must be a JSON document: ${(err as Error).message}`);
     }
-    const { event } = await sessions.append({ sessionId: p.session_id, type: p.event_type, content, idempotencyKey: p.idempotency_key, eventId: p.event_id });
+    const { event } = await admission.run('write', p.session_id, () =>
+      sessions.append({ sessionId: p.session_id, type: p.event_type, content, idempotencyKey: p.idempotency_key, eventId: p.event_id }),
+    );
     res.json(ok('event appended', { event_id: event.event_id, timestamp: event.ts, prev_event_hash: event.prev_hash, seq: event.seq, hash: event.hash }));
   });
 

@@ -48,7 +48,7 @@ function decodeCursor(c: string): { createdTs: number; sessionId: string } {
   throw DomainError.validation('cursor', 'is not a cursor returned by this endpoint');
 }
 
-export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespace }: SessionDeps): Router {
+export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespace, admission }: SessionDeps): Router {
   const r = Router();
 
   async function mustExist(id: string): Promise<TimelineRow> {
@@ -79,7 +79,9 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
 
   route(r, keys, createSession, async (req, res) => {
     const b = parse(createSession.body, jsonBody(req));
-    await sessions.create({ sessionId: b.session_id, agentId: b.agent_id, channel: b.channel, metadata: rawMetadata(req, b.metadata), idleTimeoutS: b.idle_timeout_s });
+    await admission.run('create', b.session_id, () =>
+      sessions.create({ sessionId: b.session_id, agentId: b.agent_id, channel: b.channel, metadata: rawMetadata(req, b.metadata), idleTimeoutS: b.idle_timeout_s }),
+    );
     const t = await mustExist(b.session_id);
     res.status(201).location(`/v1/sessions/${encodeURIComponent(b.session_id)}`).json(describe(t));
   });
@@ -114,14 +116,16 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
     const id = idOf(req);
     const b = parse(appendEvent.body, jsonBody(req));
     if (b.type === EventType.SessionEnd) keys.authorise(req.headers.authorization, Operation.EndSession);
-    const { event: e, deduplicated } = await sessions.append({
-      sessionId: id,
-      type: b.type,
-      content: b.content as JsonValue,
-      idempotencyKey: b.idempotency_key,
-      eventId: b.event_id,
-      expectedSeq: b.expected_seq,
-    });
+    const { event: e, deduplicated } = await admission.run('write', id, () =>
+      sessions.append({
+        sessionId: id,
+        type: b.type,
+        content: b.content as JsonValue,
+        idempotencyKey: b.idempotency_key,
+        eventId: b.event_id,
+        expectedSeq: b.expected_seq,
+      }),
+    );
     res.status(deduplicated ? 200 : 201).json({ ...v1Event(e), deduplicated });
   });
 
@@ -138,7 +142,9 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
   route(r, keys, endSession, async (req, res) => {
     const id = idOf(req);
     const b = parse(endSession.body, jsonBody(req));
-    const { event: e, deduplicated } = await sessions.end(id, { reason: b.reason ?? 'ended', idempotencyKey: b.idempotency_key, expectedSeq: b.expected_seq });
+    const { event: e, deduplicated } = await admission.run('write', id, () =>
+      sessions.end(id, { reason: b.reason ?? 'ended', idempotencyKey: b.idempotency_key, expectedSeq: b.expected_seq }),
+    );
     res.status(200).json({ ...v1Event(e), deduplicated });
   });
 

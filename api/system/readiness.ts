@@ -4,9 +4,8 @@
  * performs). A check is "ok" or the reason it is not.
  */
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import type { Pool } from 'pg';
-import { LIMITS } from '../../lib/domain/limits';
+import { workerPolling } from '../../lib/temporal';
 
 export interface ReadinessDeps {
   client: Client;
@@ -27,27 +26,7 @@ export async function readinessChecks(d: ReadinessDeps): Promise<Record<string, 
       () => 'ok',
       (e) => `not reachable: ${reason(e)}`,
     ),
-    workerPolling(d),
+    workerPolling(d.client.connection, d.namespace, d.taskQueue),
   ]);
   return { postgres, temporal: temporalCheck, worker };
-}
-
-/** "ok" when some worker polled the task queue for workflow tasks recently. */
-async function workerPolling(d: ReadinessDeps): Promise<string> {
-  try {
-    const r = await d.client.connection.workflowService.describeTaskQueue({
-      namespace: d.namespace,
-      taskQueue: { name: d.taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-    });
-    const now = Date.now();
-    const recent = (r.pollers ?? []).some((p) => {
-      const t = p.lastAccessTime;
-      const ms = t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
-      return now - ms <= LIMITS.workerPollerFreshMs;
-    });
-    return recent ? 'ok' : `no worker has polled task queue "${d.taskQueue}" in the last ${LIMITS.workerPollerFreshMs / 1000} s`;
-  } catch (e) {
-    return `unknown: ${reason(e)}`;
-  }
 }

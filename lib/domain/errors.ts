@@ -65,6 +65,7 @@ export interface ErrorDetail {
   errors?: FieldError[];
   /** Code-specific facts, e.g. `current_head` for wrong_expected_seq. */
   extra?: { [k: string]: JsonValue };
+  retryAfterS?: number;
 }
 
 export class DomainError extends Error {
@@ -73,9 +74,21 @@ export class DomainError extends Error {
     message: string,
     readonly errors: FieldError[] = [],
     readonly extra?: { [k: string]: JsonValue },
+    /** Seconds after which a retry can succeed (the API sends it as `Retry-After`); set for refusals under load. */
+    readonly retryAfterS?: number,
   ) {
     super(message);
     this.name = 'DomainError';
+  }
+
+  /** The same error with a `Retry-After` hint. */
+  withRetryAfter(seconds: number): DomainError {
+    return new DomainError(this.code, this.message, this.errors, this.extra, seconds);
+  }
+
+  /** The same error with more code-specific facts (e.g. `may_be_stored`). */
+  withExtra(extra: { [k: string]: JsonValue }): DomainError {
+    return new DomainError(this.code, this.message, this.errors, { ...this.extra, ...extra }, this.retryAfterS);
   }
 
   /** A single-field refusal: "`field` `reason`". */
@@ -89,7 +102,7 @@ export class DomainError extends Error {
 
   /** The same error with a message of its own (the field errors stay). */
   withMessage(message: string): DomainError {
-    return new DomainError(this.code, message, this.errors, this.extra);
+    return new DomainError(this.code, message, this.errors, this.extra, this.retryAfterS);
   }
 
   toDetail(): ErrorDetail {
@@ -98,11 +111,12 @@ export class DomainError extends Error {
       message: this.message,
       ...(this.errors.length ? { errors: this.errors } : {}),
       ...(this.extra ? { extra: this.extra } : {}),
+      ...(this.retryAfterS !== undefined ? { retryAfterS: this.retryAfterS } : {}),
     };
   }
 
   static fromDetail(d: ErrorDetail): DomainError {
-    return new DomainError(d.code, d.message, d.errors ?? [], d.extra);
+    return new DomainError(d.code, d.message, d.errors ?? [], d.extra, d.retryAfterS);
   }
 
   /** The failure a workflow throws (update validators, update handlers) for this error. */

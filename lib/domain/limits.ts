@@ -26,10 +26,11 @@ export const TUNABLE = {
   },
   updatesPerRun: {
     env: 'SESSION_UPDATES_PER_RUN',
-    default: 1000,
+    default: 100,
     min: 1,
     max: 1800,
-    why: 'appends per session workflow run before continue-as-new; the server refuses more than 2000 updates per run, and in-flight ones need room',
+    why:
+      'appends per session workflow run before continue-as-new. A worker that restarts (or loses its cache) replays each active session\'s run in full, at about 0.75 ms per history event and ~6 events per append on a loaded 2-core machine (bench/replay-cost.ts): 100 appends replay in ~0.4 s, 1000 in ~4 s, and 30 such sessions replaying at once kept every session unwritable for the length of several workflow-task timeouts. The server refuses more than 2000 updates per run, and in-flight ones need room',
   },
   writeTimeoutMs: {
     env: 'WRITE_TIMEOUT_MS',
@@ -37,6 +38,30 @@ export const TUNABLE = {
     min: 100,
     max: 10 * 60_000,
     why: 'how long a create, append or end waits for the session workflow before answering 503 (retry with the same idempotency_key)',
+  },
+  writesInFlightMax: {
+    env: 'WRITES_IN_FLIGHT_MAX',
+    default: 200,
+    min: 1,
+    max: 100_000,
+    why:
+      'creates, appends, ends and intent writes one API process has sent to Temporal and not yet answered. Beyond it a write is refused at once with 503 and Retry-After, before anything is sent. The 2-core reference machine stores ~75-165 appends/s, so 200 in flight answer within a few seconds; without a bound, 1,000 writes at once queued behind each other until the write deadline and answered 503 although they were then stored (issue 9)',
+  },
+  createsInFlightMax: {
+    env: 'CREATES_IN_FLIGHT_MAX',
+    default: 128,
+    min: 1,
+    max: 100_000,
+    why:
+      'session creates in flight per API process (counted in WRITES_IN_FLIGHT_MAX too). The seed\'s own load is 100 inits at once, which must all be taken (64 refused 36 of them); a create starts a workflow, ~36-76/s on the reference machine, so 128 in flight answer within a few seconds; more only wait and run into the write deadline',
+  },
+  sessionWritesInFlightMax: {
+    env: 'SESSION_WRITES_IN_FLIGHT_MAX',
+    default: 64,
+    min: 1,
+    max: 450,
+    why:
+      'appends and ends in flight to one session per API process; beyond it 429 with Retry-After. One session writes its queue in batches of up to 200, so 64 waiting writers already fill a batch; the server allows 500 updates in flight per workflow (history.maxInFlightUpdates) across all API processes',
   },
   intentDefaultTtlS: {
     env: 'INTENT_DEFAULT_TTL_S',
@@ -145,12 +170,35 @@ export const LIMITS = {
 
   /** Sessions are long-lived and mostly idle: keep many cached so an append rarely replays. */
   workerMaxCachedWorkflows: 5_000,
-  workerMaxConcurrentWorkflowTasks: 100,
+  /**
+   * Workflow tasks a worker takes at once. A task's 10 s start-to-close timeout runs from the
+   * moment the worker polls it, and the tasks it holds share the workflow threads: after a
+   * restart, 100 slots let 30+ sessions' full replays queue inside the worker until they timed
+   * out, were rescheduled and replayed again (issue 9: 48–72 s unwritable). With 40 (and
+   * short runs, SESSION_UPDATES_PER_RUN), the tasks a worker holds replay in a few seconds on
+   * two threads, and the rest wait in the server, where nothing times out. 16 recovered as
+   * well but looked slower at the seed load (100 sessions appending, each task holding its
+   * slot through its batch write); 40 measured 50 sessions writable 4.2 s after a worker restart.
+   */
+  workerMaxConcurrentWorkflowTasks: 40,
+  /** One workflow thread per core of the 2-core reference machine: replays after a restart run in parallel, I/O stays on the main thread. */
+  workerWorkflowThreads: 2,
   workerMaxConcurrentLocalActivities: 100,
   /** /readyz counts a worker as present when it polled the task queue this recently (an idle long poll lasts up to about a minute). */
   workerPollerFreshMs: 120_000,
+  /** `npm start` restarts a worker that stopped with an error after this long, doubling per failure... */
+  workerRestartInitialMs: 1_000,
+  /** ...up to this: a dependency that stays down is retried twice a minute, not in a tight loop. */
+  workerRestartMaxMs: 30_000,
+  /** A worker run that lasted this long was healthy: the next failure starts the backoff over. */
+  workerHealthyRunMs: 60_000,
   /** SIGTERM lets in-flight tasks finish for this long before the process exits. */
   workerShutdownGraceMs: 20_000,
+
+  /** Retry-After (seconds) on a write refused for capacity, or answered 503 after the write deadline. */
+  retryAfterS: 1,
+  /** How long a failed write may spend finding out why (database ping, task-queue pollers) before it answers. */
+  diagnoseTimeoutMs: 1_500,
 
   /** Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first. */
   httpKeepAliveMs: 65_000,

@@ -967,7 +967,7 @@ describe('the compose checks catch broken wiring', () => {
     ['maxInFlightUpdates below 20', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', 'value: 500', 'value: 10')), /maxInFlightUpdates=10/],
     ['update-with-start disabled', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', /(enableExecuteMultiOperation:\n {2}- value:) true/, '$1 false')), /enableExecuteMultiOperation/],
     ['a dynamic config that drifts from the dev server', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', 'value: 500', 'value: 400')), /dev server uses 500/],
-    ['a cap on updates below the per-run rotation', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', 'value: 2000', 'value: 900')), /SESSION_UPDATES_PER_RUN/],
+    ['a cap on updates below the per-run rotation', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', 'value: 2000', 'value: 50')), /SESSION_UPDATES_PER_RUN/],
     ['a dynamic config that does not parse', checkDynamicConfig, () => withFiles({ 'deploy/temporal/dynamicconfig.yaml': 'a: [' }), /does not parse/],
     ['a dynamic config path that is not mounted', checkDynamicConfig, () => withCompose((_, s) => { (s.temporal.environment as Dict).DYNAMIC_CONFIG_FILE_PATH = 'config/dynamicconfig/other.yaml'; }), /no bind mount/],
     ['a missing secret file', checkSecrets, () => withFiles({ 'deploy/api-keys.example.json': null }), /does not exist/],

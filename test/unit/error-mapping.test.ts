@@ -161,9 +161,13 @@ describe('DomainError across the workflow boundary', () => {
 
 describe('errorHandler', () => {
   function run(err: unknown, surface?: Surface) {
-    const out: { status?: number; type?: string; body?: Record<string, unknown> } = {};
+    const out: { status?: number; type?: string; body?: Record<string, unknown>; headers: Record<string, string> } = { headers: {} };
     const res = {
       locals: surface ? { surface } : {},
+      set(name: string, value: string) {
+        out.headers[name.toLowerCase()] = value;
+        return this;
+      },
       status(s: number) {
         out.status = s;
         return this;
@@ -207,9 +211,20 @@ describe('errorHandler', () => {
     expect((out.body?.errors as { field: string }[]).map((e) => e.field).sort()).toEqual(['a', 'b']);
   });
 
+  test('refusals a retry can cure carry Retry-After: the error\'s own hint, else 1 s for 429 and 503; none for others', () => {
+    expect(run(new DomainError(ErrorCode.RateLimited, 'busy').withRetryAfter(3)).headers['retry-after']).toBe('3');
+    expect(run(new DomainError(ErrorCode.Unavailable, 'down')).headers['retry-after']).toBe('1');
+    expect(run(new DomainError(ErrorCode.RateLimited, 'busy')).status).toBe(429);
+    expect(run(sessionErrors.exists('s')).headers['retry-after']).toBeUndefined();
+    // The hint survives a trip through a workflow failure and a new message.
+    const e = DomainError.fromFailure(new DomainError(ErrorCode.Unavailable, 'x').withRetryAfter(2).toFailure())!.withMessage('y');
+    expect(e.retryAfterS).toBe(2);
+  });
+
   test('database outages are 503, anything unexpected a 500 without internals', () => {
     for (const e of [Object.assign(new Error('terminating connection'), { code: '57P01' }), Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), new Error('timeout exceeded when trying to connect')]) {
       expect(run(e).status).toBe(503);
+      expect(run(e).headers['retry-after']).toBe('1');
     }
     // The internals go to the server log (an error line with the stack), not to the caller.
     const lines: Record<string, any>[] = [];

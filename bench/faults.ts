@@ -1,0 +1,51 @@
+/**
+ * The fault suite at full scale, as issue 9 drove it: sessions appending continuously with
+ * retries, then kill -9 of the worker, kill -9 of the Temporal dev server (restarted on its
+ * SQLite file), and a PostgreSQL crash, each on private instances. Prints a table of figures.
+ *
+ *   npx tsx bench/faults.ts [--sessions 50] [--preload 300] [--scenario worker,temporal,postgres] [--down-ms 5000]
+ */
+import { startFaultRig } from '../test/support/fault-rig';
+import { faultScenario, faultTable, OverloadRow, overload, Row } from '../test/support/fault-scenarios';
+
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const SESSIONS = Number(arg('sessions', '50'));
+const PRELOAD = Number(arg('preload', '300'));
+const DOWN_MS = Number(arg('down-ms', '5000'));
+const SCENARIOS = arg('scenario', 'worker,temporal,postgres').split(',');
+const SETTLE_MS = Number(arg('settle-ms', '20000'));
+const log = (m: string) => console.log(`${new Date().toISOString().slice(11, 23)} ${m}`);
+
+async function main() {
+  const rig = await startFaultRig({ log: (m) => (/TMPRL|timed out|exceeded/.test(m) ? log(m.slice(0, 300)) : undefined) });
+  let worker = await rig.startWorker();
+  log(`rig up: ${rig.baseUrl}, worker ${worker.pid}`);
+  const opts = { sessions: SESSIONS, preload: PRELOAD, downMs: DOWN_MS, settleMs: SETTLE_MS, log };
+  const rows: Row[] = [];
+  const overloads: OverloadRow[] = [];
+  try {
+    for (const s of SCENARIOS) {
+      if (s === 'overload') overloads.push(await overload(rig, Number(arg('creates', '1000')), log));
+      if (s === 'worker')
+        rows.push(
+          await faultScenario(rig, 'worker kill -9', () => rig.killWorker(), async () => {
+            worker = await rig.startWorker();
+          }, opts),
+        );
+      if (s === 'temporal') rows.push(await faultScenario(rig, 'temporal kill -9', () => rig.killTemporal(), () => rig.restartTemporal(), opts));
+      if (s === 'postgres') rows.push(await faultScenario(rig, 'postgres crash', () => rig.crashPostgres(), () => rig.restartPostgres(), opts));
+    }
+  } finally {
+    await rig.stop();
+  }
+  console.log('\n' + faultTable(rows, overloads));
+  process.exit(overloads.some((o) => o.phantom > 0) || rows.some((r) => r.problems > 0 || r.unwritable > 0) ? 1 : 0);
+}
+
+void main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

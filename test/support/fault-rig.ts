@@ -1,0 +1,184 @@
+/**
+ * A private Timekeeper for fault tests: its own Temporal dev server (on a SQLite file, so it
+ * can be killed with SIGKILL and restarted with its state), its own PostgreSQL (embedded, so
+ * it can be crashed), a worker in a child process (killable), and the API in this process
+ * with a typed client. Nothing here touches the machine's own services.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { Pool } from 'pg';
+import { createApp } from '../../api/app';
+import { loadKeyStore } from '../../api/auth';
+import { TimekeeperClient } from '../../api/client';
+import { Config, loadConfig } from '../../lib/config';
+import { createPool, withDatabase } from '../../lib/db';
+import { EmbeddedPostgres, startEmbeddedPostgres } from '../../lib/embedded-postgres';
+import { migrate } from '../../lib/migrate';
+import { ensureSearchAttributes } from '../../lib/temporal';
+import { DevServer, freePort, startDevServer } from '../../lib/temporal-server';
+import { TEST_ENV } from './env';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface FaultRigOptions {
+  config?: Partial<Config>;
+  /** Extra environment for the worker child (e.g. limits). */
+  workerEnv?: Record<string, string>;
+  /** A prebuilt workflow bundle file; default: bundle once here. */
+  workflowBundle?: string;
+  log?: (m: string) => void;
+}
+
+export interface FaultRig {
+  tk: TimekeeperClient;
+  baseUrl: string;
+  config: Config;
+  pool: Pool;
+  client: Client;
+  temporalAddress: string;
+  /** Starts a worker child process; resolves once it polls. */
+  startWorker(): Promise<ChildProcess>;
+  /** SIGKILL of the current worker child; resolves once it is gone. */
+  killWorker(): Promise<void>;
+  /** SIGKILL of the dev server; `restartTemporal` starts it again on the same file and port. */
+  killTemporal(): Promise<void>;
+  restartTemporal(): Promise<void>;
+  /** Immediate shutdown of PostgreSQL (SIGQUIT, as pg_ctl -m immediate); `restartPostgres` starts it again. */
+  crashPostgres(): Promise<void>;
+  restartPostgres(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRig> {
+  const log = opts.log ?? (() => undefined);
+  if (!runtimeInstalled) {
+    try {
+      Runtime.install({ logger: new DefaultLogger('ERROR') });
+    } catch {
+      /* already installed by another helper in this process */
+    }
+    runtimeInstalled = true;
+  }
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-faults-'));
+  fs.chmodSync(root, 0o755); // as root, the PostgreSQL user must reach its folder below ours
+  const pgDir = path.join(root, 'postgres');
+  const temporalFile = path.join(root, 'temporal.sqlite');
+
+  const pgPort = await freePort();
+  let pg: EmbeddedPostgres | undefined = await startEmbeddedPostgres({ dataDir: pgDir, port: pgPort, log: () => undefined });
+  const dbUrl = withDatabase(pg.url, 'timekeeper');
+  await migrate(dbUrl);
+  log(`[rig] PostgreSQL on ${pgPort}`);
+
+  const temporalPort = await freePort();
+  let dev: DevServer | undefined = await startDevServer({ port: temporalPort, uiPort: 0, dbFile: temporalFile, log });
+  const temporalAddress = dev.address;
+  log(`[rig] Temporal on ${temporalAddress}`);
+
+  let bundle = opts.workflowBundle;
+  if (!bundle) {
+    bundle = path.join(root, 'workflows.js');
+    const noop = () => undefined;
+    const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error } });
+    fs.writeFileSync(bundle, code);
+  }
+
+  const taskQueue = `faults-${process.pid}-${Date.now()}`;
+  const config: Config = { ...loadConfig(process.env), temporalAddress, databaseUrl: dbUrl, appDatabaseUrl: dbUrl, taskQueue, ...opts.config };
+  // The superuser URL: these tests are about connections and processes, not roles.
+  const pool = createPool(dbUrl, { connectionTimeoutMillis: 2000 });
+  const connection = await NativeConnection.connect({ address: temporalAddress });
+  await ensureSearchAttributes(connection, config.temporalNamespace);
+  const client = new Client({ connection, namespace: config.temporalNamespace });
+  const app = createApp({ client, pool, config, keys: loadKeyStore(undefined) });
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  let worker: ChildProcess | undefined;
+  const workerEnv = {
+    ...process.env,
+    TASK_QUEUE: taskQueue,
+    [TEST_ENV.temporalAddress]: temporalAddress,
+    [TEST_ENV.ownerUrl]: dbUrl,
+    [TEST_ENV.appUrl]: dbUrl,
+    [TEST_ENV.workflowBundle]: bundle,
+    ...opts.workerEnv,
+  };
+
+  const rig: FaultRig = {
+    tk: new TimekeeperClient({ baseUrl }),
+    baseUrl,
+    config,
+    pool,
+    client,
+    temporalAddress,
+    startWorker() {
+      // node --import tsx, not the tsx CLI: the CLI runs the script in a grandchild process
+      // that a SIGKILL of the CLI would leave running.
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
+        cwd: ROOT,
+        env: workerEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stderr!.on('data', (b: Buffer) => log(`[worker ${child.pid}] ${b.toString().trimEnd()}`));
+      worker = child;
+      return new Promise((resolve, reject) => {
+        child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+        child.stdout!.on('data', (b: Buffer) => {
+          if (b.toString().includes('worker ready')) resolve(child);
+        });
+      });
+    },
+    async killWorker() {
+      const w = worker;
+      if (!w || w.exitCode !== null || w.signalCode !== null) return;
+      const gone = new Promise((r) => w.once('exit', r));
+      w.kill('SIGKILL');
+      await gone;
+    },
+    async killTemporal() {
+      const d = dev;
+      if (!d) return;
+      const gone = new Promise((r) => (d.process.exitCode !== null ? r(null) : d.process.once('exit', r)));
+      d.process.kill('SIGKILL');
+      await gone;
+      dev = undefined;
+    },
+    async restartTemporal() {
+      dev = await startDevServer({ port: temporalPort, uiPort: 0, dbFile: temporalFile, log });
+    },
+    async crashPostgres() {
+      const pidFile = path.join(pgDir, 'pgdata', 'postmaster.pid');
+      const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+      process.kill(pid, 'SIGQUIT');
+      await pg!.stop();
+      pg = undefined;
+    },
+    async restartPostgres() {
+      pg = await startEmbeddedPostgres({ dataDir: pgDir, port: pgPort, log: () => undefined });
+    },
+    async stop() {
+      await rig.killWorker();
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+      await connection.close().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      await dev?.stop();
+      await pg?.stop();
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+  return rig;
+}

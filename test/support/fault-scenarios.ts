@@ -1,0 +1,213 @@
+/**
+ * The fault scenarios shared by bench/faults.ts (full scale) and the CI fault suite
+ * (test/integration/faults.test.ts): continuous appends with retries through the typed
+ * client, one fault, the heal, then exactly-once storage, gapless seqs, verify and the time
+ * until every session is writable again; and N concurrent creates retried after Retry-After.
+ */
+import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
+import { TimekeeperApiError } from '../../api/client';
+import type { FaultRig } from './fault-rig';
+import { checkStored, longestStall, percentile, recoveryTimes, startLoad } from './fault-load';
+
+export interface ScenarioOptions {
+  sessions: number;
+  /** Appends stored per session before the load starts (longer histories to replay). */
+  preload: number;
+  /** How long the faulty part stays down. */
+  downMs: number;
+  /** Load kept running after every session recovered. */
+  settleMs: number;
+  log?: (m: string) => void;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A set-up call retried while the API refuses it for capacity (nothing was sent, so it is safe). */
+async function admitted<T>(fn: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof TimekeeperApiError) || err.problem?.may_be_stored !== false) throw err;
+      await sleep(1000 * (0.5 + Math.random()));
+    }
+  }
+}
+
+export interface Row {
+  scenario: string;
+  sessions: number;
+  acked: number;
+  errors: number;
+  recoveryP50: number;
+  recoveryMax: number;
+  unwritable: number;
+  stallMax: number;
+  problems: number;
+}
+
+export async function preload(rig: FaultRig, ids: string[], n: number): Promise<void> {
+  // Bursts of concurrent appends grow the histories fast (many updates per workflow task).
+  const burst = 10;
+  await Promise.all(
+    ids.map(async (id) => {
+      for (let i = 0; i < n; i += burst) {
+        await Promise.all(
+          Array.from({ length: Math.min(burst, n - i) }, (_, j) =>
+            admitted(() => rig.tk.append(id, { type: 'USER_INPUT', content: { pre: i + j }, idempotency_key: `p${i + j}` })),
+          ),
+        );
+      }
+    }),
+  );
+}
+
+export async function faultScenario(rig: FaultRig, name: string, fault: () => Promise<void>, heal: () => Promise<void>, o: ScenarioOptions): Promise<Row> {
+  const { sessions: SESSIONS, preload: PRELOAD, downMs: DOWN_MS, settleMs: SETTLE_MS } = o;
+  const log = o.log ?? (() => undefined);
+  const ids = Array.from({ length: SESSIONS }, () => `f_${name.split(" ")[0]}_${randomUUID().slice(0, 8)}`);
+  for (const id of ids) await admitted(() => rig.tk.createSession({ session_id: id }));
+  if (PRELOAD > 0) {
+    const t = Date.now();
+    await preload(rig, ids, PRELOAD);
+    log(`${name}: preloaded ${SESSIONS} × ${PRELOAD} in ${Date.now() - t} ms`);
+  }
+  const load = startLoad(rig.tk, ids);
+  await sleep(5000);
+  log(`${name}: fault`);
+  await fault();
+  const downAt = Date.now();
+  await sleep(DOWN_MS);
+  await heal();
+  const readyAt = Date.now();
+  log(`${name}: healed after ${readyAt - downAt} ms down`);
+  // Wait until every session has an acknowledgement after the heal (or give up).
+  const deadline = readyAt + 180_000;
+  while (Date.now() < deadline && recoveryTimes(load, readyAt).some((t) => t === Infinity)) await sleep(200);
+  await sleep(SETTLE_MS);
+  const end = Date.now();
+  await load.stop();
+  const rec = recoveryTimes(load, readyAt);
+  if (process.env.FAULTS_DEBUG) await dumpHistory(rig, ids[rec.indexOf(Math.max(...rec))], downAt, readyAt, log);
+  const problems = await checkStored(rig.pool, load);
+  for (const p of problems.slice(0, 10)) log(`  problem: ${p}`);
+  for (const [k, v] of [...load.errors.byKind].sort((a, b) => b[1] - a[1]).slice(0, 8)) log(`  error ×${v}: ${k}`);
+  return {
+    scenario: name,
+    sessions: SESSIONS,
+    acked: load.sessions.reduce((a, s) => a + s.acks.length, 0),
+    errors: load.errors.total,
+    recoveryP50: percentile(rec, 50),
+    recoveryMax: Math.max(...rec),
+    unwritable: rec.filter((t) => t > 10_000).length,
+    stallMax: Math.max(...longestStall(load, readyAt, end)),
+    problems: problems.length,
+  };
+}
+
+/** The history events of one session around the fault, with times relative to the fault. */
+async function dumpHistory(rig: FaultRig, id: string, downAt: number, readyAt: number, log: (m: string) => void): Promise<void> {
+  const h = await rig.client.workflow.getHandle(`session/${id}`).fetchHistory();
+  const evs = h.events ?? [];
+  log(`history of ${id}: ${evs.length} events; ready at +${readyAt - downAt} ms`);
+  for (const e of evs) {
+    const t = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6) - downAt;
+    if (t < -1500 || t > readyAt - downAt + 15_000) continue;
+    const a = e.workflowTaskTimedOutEventAttributes ?? e.workflowTaskFailedEventAttributes ?? e.workflowTaskScheduledEventAttributes;
+    console.log(`  +${t} ms ${e.eventId} ${(temporal.api.enums.v1.EventType[e.eventType as number] ?? String(e.eventType)).replace('EVENT_TYPE_', '')} ${a ? JSON.stringify(a).slice(0, 160) : ''}`);
+  }
+}
+
+export interface OverloadRow {
+  creates: number;
+  created: number;
+  refused: number;
+  refusedMaxMs: number;
+  refusedP99Ms: number;
+  acceptedP50Ms: number;
+  acceptedMaxMs: number;
+  unknown: number;
+  phantom: number;
+  seconds: number;
+}
+
+/**
+ * N creates at once, each retried as the refusal advises (after Retry-After) until it is
+ * stored: refusals come at once and are never stored (a retry never finds "exists" after
+ * refusals only), accepted attempts answer in time, and all N are created.
+ */
+export async function overload(rig: FaultRig, n: number, log: (m: string) => void = () => undefined): Promise<OverloadRow> {
+  const ids = Array.from({ length: n }, (_, i) => `ov_${randomUUID().slice(0, 8)}_${i}`);
+  const refusedMs: number[] = [];
+  const acceptedMs: number[] = [];
+  const kinds = new Map<string, number>();
+  let unknown = 0;
+  let phantom = 0;
+  let created = 0;
+  const t0 = Date.now();
+  await Promise.all(
+    ids.map(async (id) => {
+      let mayExist = false;
+      for (let attempt = 0; attempt < 200; attempt++) {
+        const t = Date.now();
+        try {
+          await rig.tk.createSession({ session_id: id });
+          acceptedMs.push(Date.now() - t);
+          created++;
+          return;
+        } catch (err) {
+          const e = err as TimekeeperApiError;
+          const ms = Date.now() - t;
+          if (e.status === 409 && e.problem?.type?.endsWith('session_exists')) {
+            if (!mayExist) phantom++; // told "nothing stored", yet it exists
+            created++;
+            return;
+          }
+          const k = `${e.status} ${String(e.problem?.detail ?? e.message).replace(/ov_\S+/g, '…').replace(/\d+ (session creates|writes)/, 'N $1').slice(0, 110)}`;
+          kinds.set(k, (kinds.get(k) ?? 0) + 1);
+          if (e.problem?.may_be_stored === false) refusedMs.push(ms);
+          else {
+            unknown++;
+            mayExist = true;
+          }
+          const ra = Number(e.headers?.get('retry-after') ?? 1);
+          await sleep((Number.isFinite(ra) ? ra : 1) * 1000 * (0.5 + Math.random()));
+        }
+      }
+    }),
+  );
+  const seconds = (Date.now() - t0) / 1000;
+  for (const [k, v] of kinds) log(`  create refused ×${v}: ${k}`);
+  const stored = (await rig.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM timeline_sessions WHERE session_id = ANY($1)', [ids])).rows[0].n;
+  if (stored !== created) log(`  stored ${stored}, created ${created}`);
+  return {
+    creates: n,
+    created,
+    refused: refusedMs.length,
+    refusedMaxMs: Math.max(0, ...refusedMs),
+    refusedP99Ms: percentile(refusedMs, 99),
+    acceptedP50Ms: percentile(acceptedMs, 50),
+    acceptedMaxMs: Math.max(0, ...acceptedMs),
+    unknown,
+    phantom: phantom + Math.abs(stored - created),
+    seconds,
+  };
+}
+
+
+/** The figures as a Markdown table. */
+export function faultTable(rows: Row[], overloads: OverloadRow[]): string {
+  const out: string[] = [];
+  if (rows.length) {
+    out.push('| scenario | sessions | acked | errors seen | recovery p50 ms | recovery max ms | sessions > 10 s | longest stall after heal ms | storage problems |');
+    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const r of rows) out.push(`| ${r.scenario} | ${r.sessions} | ${r.acked} | ${r.errors} | ${r.recoveryP50} | ${r.recoveryMax} | ${r.unwritable} | ${r.stallMax} | ${r.problems} |`);
+  }
+  if (overloads.length) {
+    out.push('', '| creates at once (retried after Retry-After) | created | refusals (nothing stored) | refusal p99 / max ms | accepted p50 ms | accepted max ms | outcome unknown (503) | phantom | seconds for all |');
+    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const o of overloads) out.push(`| ${o.creates} | ${o.created} | ${o.refused} | ${o.refusedP99Ms} / ${o.refusedMaxMs} | ${o.acceptedP50Ms} | ${o.acceptedMaxMs} | ${o.unknown} | ${o.phantom} | ${o.seconds.toFixed(1)} |`);
+  }
+  return out.join('\n');
+}

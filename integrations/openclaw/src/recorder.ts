@@ -57,7 +57,7 @@ export class TimekeeperRecorder {
   /** Handlers never throw into OpenClaw: a bug here is logged, the agent goes on. */
   private guard<A extends unknown[]>(name: string, f: (...a: A) => void): (...a: A) => void {
     return (...a: A) => {
-      if (process.env.TIMEKEEPER_PLUGIN_DEBUG) this.log.info(`[timekeeper] hook ${name} ${JSON.stringify(a).slice(0, 300)}`);
+      if (this.config.debug) this.log.info(`[timekeeper] hook ${name} ${JSON.stringify(a).slice(0, 300)}`);
       try {
         f(...a);
       } catch (err) {

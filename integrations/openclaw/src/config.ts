@@ -33,7 +33,7 @@ export interface TimekeeperPluginConfig {
   retryMaxMs: number;
   /** fsync the journal after every enqueue (survives power loss, costs a disk flush per event). */
   fsync: boolean;
-  /** On service stop (Gateway or CLI exit), wait at most this long for the outbox to drain. */
+  /** On service stop (Gateway or CLI exit), wait at most this long for the outbox to drain (default 4 s: OpenClaw gives plugin services 5 s to stop). */
   flushOnStopMs: number;
   /** At the end of an agent run (agent_end) and when a CLI process runs dry, wait at most this long for the outbox to drain; 0 turns it off. */
   flushOnAgentEndMs: number;
@@ -94,7 +94,7 @@ export function parseConfig(raw: Record<string, unknown> | undefined, env: NodeJ
     retryBaseMs: int('retryBaseMs', 500, 1, 600000),
     retryMaxMs: int('retryMaxMs', 30000, 1, 3600000),
     fsync: c.fsync === true,
-    flushOnStopMs: int('flushOnStopMs', 5000, 0, 600000),
+    flushOnStopMs: int('flushOnStopMs', 4000, 0, 600000),
     flushOnAgentEndMs: int('flushOnAgentEndMs', 3000, 0, 600000),
     debug: c.debug === true,
   };

@@ -118,6 +118,29 @@ describe('OpenClaw plugin outbox', () => {
     expect(lines.map((i) => (i.op === 'append' ? i.body.type : i.op))).toEqual(['create', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'end']);
     rec.outbox.close();
   });
+  test('a session reset in place (same sessionId after session_end) continues in a new timeline, also after a restart', () => {
+    const dir = tmp();
+    const cfg = parseConfig({ url: 'http://127.0.0.1:1', outboxDir: dir }, {});
+    const rec = new TimekeeperRecorder(cfg, async () => ({ kind: 'delivered' }), quiet);
+    rec.sessionStart({ sessionId: 's1', sessionKey: 'k1' }, { sessionId: 's1' });
+    rec.llmInput({ runId: 'r1', sessionId: 's1', provider: 'p', model: 'm', prompt: 'hi' }, { sessionKey: 'k1' });
+    // OpenClaw 2026.9.6 sessions.reset: session_end with nextSessionId = the same id, then session_start resumedFrom it.
+    rec.sessionEnd({ sessionId: 's1', messageCount: 1, reason: 'reset', nextSessionId: 's1' }, { sessionId: 's1' });
+    rec.sessionStart({ sessionId: 's1', sessionKey: 'k1', resumedFrom: 's1' }, { sessionId: 's1' });
+    rec.llmInput({ runId: 'r2', sessionId: 's1', provider: 'p', model: 'm', prompt: 'again' }, { sessionKey: 'k1' });
+    rec.outbox.close();
+    // A restart (new process) keeps sending the second generation to the same new timeline.
+    const rec2 = new TimekeeperRecorder(cfg, async () => ({ kind: 'delivered' }), quiet);
+    rec2.llmInput({ runId: 'r3', sessionId: 's1', provider: 'p', model: 'm', prompt: 'more' }, { sessionKey: 'k1' });
+    const items = fs.readFileSync(path.join(dir, 'journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).item as OutboxItem);
+    rec2.outbox.close();
+    const shape = items.map((i) => `${i.op === 'append' ? i.body.type : i.op}@${i.session}`);
+    const second = items[3].session;
+    expect(second).toMatch(/^s1:r[0-9a-z]+$/);
+    // The new process does not know the timeline exists and sends a create first (answered session_exists, which counts as delivered).
+    expect(shape).toEqual(['create@s1', 'USER_INPUT@s1', 'end@s1', `create@${second}`, `USER_INPUT@${second}`, `create@${second}`, `USER_INPUT@${second}`]);
+  });
+
   describe('flush (end of an agent run, CLI exit, service stop)', () => {
     test('resolves true once everything is delivered, in order, and wakes a retry that is waiting', async () => {
       const seen: string[] = [];

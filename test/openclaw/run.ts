@@ -8,7 +8,10 @@
  * session with the Gateway's `sessions.reset` RPC (OpenClaw emits session_end with reason
  * `reset`), waits for the outbox to be empty (status.json), and checks the timeline:
  *   1. gateway: SESSION_CREATE, USER_INPUT, TOOL_CALL, TOOL_RESULT, LLM_RESPONSE, SESSION_END
- *      (reason openclaw:reset), verifying, every idempotency key once;
+ *      (reason openclaw:reset), verifying, every idempotency key once; then a second turn on the
+ *      same session key lands in a new timeline (OpenClaw may reset in place, keeping the
+ *      sessionId) with SESSION_CREATE, USER_INPUT, TOOL_CALL, TOOL_RESULT, LLM_RESPONSE, and
+ *      SESSION_END with reason openclaw:shutdown once the Gateway is stopped;
  *   2. gateway-timekeeper-down: the same with Timekeeper's API stopped from the first model
  *      request until after the session has ended: the outbox holds the events, retries, and
  *      delivers each exactly once, in order, when the API is back;
@@ -91,10 +94,14 @@ function runOpenClaw(env: NodeJS.ProcessEnv, args: string[], nodeBin: string, op
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (out += d));
-    const t = setTimeout(() => p.kill('SIGKILL'), 240_000);
-    p.on('close', (code) => {
+    const t = setTimeout(() => {
+      log(`openclaw ${args[0]} still running after 120 s: killed`);
+      p.kill('SIGKILL');
+    }, 120_000);
+    // 'exit', not 'close': a child the CLI leaves behind may hold its stdout open.
+    p.on('exit', (code) => {
       clearTimeout(t);
-      resolve({ code, out });
+      setTimeout(() => resolve({ code, out }), 100);
     });
   });
 }
@@ -245,6 +252,8 @@ async function main() {
     const message = 'Read hello.txt and tell me what it says.';
     let sessionId: string;
     let expected: string[];
+    let after: string | undefined;
+    let generations: Record<string, string> = {};
     let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
     try {
       if (scenario === 'cli-local') {
@@ -281,6 +290,15 @@ async function main() {
           problems.push(`sessions.reset exited ${reset.code}`);
         }
         expected = ['SESSION_CREATE', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'SESSION_END'];
+        // A turn after the reset: OpenClaw may keep the sessionId (reset in place); the plugin must
+        // record it in a new timeline rather than append to the ended one.
+        const turn2 = await oc(['agent', '--session-key', sessionKey, '--message', 'Read hello.txt once more.', '--json']);
+        after = /"sessionId":\s*"([^"]+)"/.exec(turn2.out)?.[1];
+        log(`${scenario}: turn after the reset exited ${turn2.code}; OpenClaw sessionId ${after}${after === sessionId ? ' (the same: reset in place)' : ''}`);
+        if (turn2.code !== 0 || !after) {
+          console.log(indent(turn2.out));
+          problems.push('the turn after the reset failed');
+        }
         if (down) {
           await sleep(1500); // the outbox keeps retrying against the stopped API
           const st = readStatus(outboxDir);
@@ -290,15 +308,24 @@ async function main() {
           log(`${scenario}: Timekeeper's API started again`);
         }
       }
-      const st = await waitForOutbox(outboxDir, expected.length, 30_000);
+      let st = await waitForOutbox(outboxDir, expected.length + (after ? 5 : 0), 30_000);
       log(`${scenario}: outbox ${brief(st)}`);
       if (!st || st.pending !== 0) problems.push('the outbox did not empty within 30 s');
-      if (st && (st.rejected || st.dropped)) problems.push(`${st.rejected} rejected, ${st.dropped} dropped`);
+      // Which timeline the turn after the reset went to (read before the Gateway's shutdown ends it and moves on).
+      try {
+        generations = JSON.parse(fs.readFileSync(path.join(outboxDir, 'timelines.json'), 'utf8'));
+      } catch {
+        /* no session went on after an end */
+      }
       if (gateway) {
         const code = await gateway.stop();
         log(`${scenario}: Gateway stopped (exit ${code})`);
         gateway = undefined;
+        st = readStatus(outboxDir);
+        log(`${scenario}: outbox after the Gateway stopped (its session_end shutdown delivered on stop): ${brief(st)}`);
+        if (!st || st.pending !== 0) problems.push('the Gateway stopped with events still in the outbox');
       }
+      if (st && (st.rejected || st.dropped)) problems.push(`${st.rejected} rejected, ${st.dropped} dropped`);
     } finally {
       if (gateway) await gateway.stop();
     }
@@ -318,6 +345,20 @@ async function main() {
     const verify = await auditor.verify(sessionId).catch((e: Error) => ({ ok: false, error: e.message }));
     log(`${scenario}: verify ${JSON.stringify(verify)}`);
     if ((verify as { ok?: boolean }).ok !== true) problems.push('verify is not ok');
+    if (after) {
+      const next = after === sessionId ? `${after}:${generations[after]}` : after;
+      const ev2 = await auditor.events(next, { limit: 100 }).catch((e: Error) => ({ events: [], error: e.message }));
+      const types2 = ev2.events.map((e) => e.type);
+      log(`${scenario}: timeline after the reset ${next}: ${types2.join(', ')}`);
+      // Stopping the Gateway ends its active sessions: session_end with reason shutdown.
+      const expected2 = ['SESSION_CREATE', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'SESSION_END'];
+      if (JSON.stringify(types2) !== JSON.stringify(expected2)) problems.push(`after the reset: expected ${expected2.join(', ')}`);
+      const end2 = ev2.events.find((e) => e.type === 'SESSION_END');
+      if (end2) log(`${scenario}: its SESSION_END content ${JSON.stringify(end2.content)}`);
+      if ((end2?.content as { reason?: string } | undefined)?.reason !== 'openclaw:shutdown') problems.push('the second timeline does not end with reason openclaw:shutdown');
+      const v2 = await auditor.verify(next).catch((e: Error) => ({ ok: false, error: e.message }));
+      if ((v2 as { ok?: boolean }).ok !== true) problems.push(`verify of ${next} is not ok`);
+    }
     log(`${scenario}: ${problems.length ? `FAIL: ${problems.join('; ')}` : 'PASS'}`);
     return problems.length === 0;
   }

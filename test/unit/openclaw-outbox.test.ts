@@ -118,7 +118,7 @@ describe('OpenClaw plugin outbox', () => {
     expect(lines.map((i) => (i.op === 'append' ? i.body.type : i.op))).toEqual(['create', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'end']);
     rec.outbox.close();
   });
-  test('a session reset in place (same sessionId after session_end) continues in a new timeline, also after a restart', () => {
+  test('a session that goes on after session_end (reset in place, Gateway restart) continues in a new timeline, also after a restart', () => {
     const dir = tmp();
     const cfg = parseConfig({ url: 'http://127.0.0.1:1', outboxDir: dir }, {});
     const rec = new TimekeeperRecorder(cfg, async () => ({ kind: 'delivered' }), quiet);

@@ -152,8 +152,11 @@ export class TimekeeperRecorder {
 
   readonly sessionEnd = this.guard('session_end', (e: m.SessionEndEvent, _ctx: m.SessionContext) => {
     if (this.on('session_end')) this.put(this.map.sessionEnd(e));
-    // Reset in place (OpenClaw's sessions.reset keeps the sessionId): what follows goes to a new timeline.
-    if (e.nextSessionId === e.sessionId) {
+    // An ended timeline takes no more events, but OpenClaw may go on with the same sessionId:
+    // sessions.reset resets in place (nextSessionId = sessionId), and a Gateway shutdown or
+    // restart ends every active session (reason shutdown/restart) that the next Gateway resumes.
+    // Whatever follows goes to a new timeline.
+    {
       if (this.generations.size > 10000) this.generations.delete(this.generations.keys().next().value!);
       this.generations.set(e.sessionId, `r${Date.now().toString(36)}`);
       saveGenerations(this.generationsFile, this.generations, this.log);

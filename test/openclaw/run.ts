@@ -2,13 +2,24 @@
  * `npm run test:openclaw`: the plugin against the real OpenClaw (2026.9.6, on Node 26, both
  * cached in ~/.cache/timekeeper/openclaw and installed there when missing), a local
  * OpenAI-compatible model server, and a real Timekeeper (Temporal dev server + PostgreSQL, as
- * the jest suite starts them). Two runs:
- *   1. one `openclaw agent --local` turn with a tool call, then the session is ended: the
- *      timeline holds SESSION_CREATE, USER_INPUT, TOOL_CALL, TOOL_RESULT, LLM_RESPONSE,
- *      SESSION_END and verifies;
- *   2. the same, but Timekeeper's API is stopped while the model is answering and started
- *      again after the turn: the outbox delivers every event exactly once.
- * Kept out of `npm test`: see README "OpenClaw plugin".
+ * the jest suite starts them). Each Gateway run starts a real OpenClaw Gateway (loopback, token
+ * auth, the mock model as its only provider, the plugin loaded from integrations/openclaw),
+ * drives one turn with a tool call through it (`openclaw agent --session-key …`), ends the
+ * session with the Gateway's `sessions.reset` RPC (OpenClaw emits session_end with reason
+ * `reset`), waits for the outbox to be empty (status.json), and checks the timeline:
+ *   1. gateway: SESSION_CREATE, USER_INPUT, TOOL_CALL, TOOL_RESULT, LLM_RESPONSE, SESSION_END
+ *      (reason openclaw:reset), verifying, every idempotency key once; then a second turn on the
+ *      same session key lands in a new timeline (OpenClaw may reset in place, keeping the
+ *      sessionId) with SESSION_CREATE, USER_INPUT, TOOL_CALL, TOOL_RESULT, LLM_RESPONSE, and
+ *      SESSION_END with reason openclaw:shutdown once the Gateway is stopped;
+ *   2. gateway-timekeeper-down: the same with Timekeeper's API stopped from the first model
+ *      request until after the session has ended: the outbox holds the events, retries, and
+ *      delivers each exactly once, in order, when the API is back;
+ *   3. cli-local: one `openclaw agent --local` turn (no Gateway): the outbox is empty when the
+ *      process has exited, so the timeline has the turn (the CLI cannot end a session:
+ *      session_end comes from the Gateway's session lifecycle and the reply pipeline's /new, /reset).
+ * OpenClaw emits llm_output after the tool loop, hence LLM_RESPONSE after TOOL_RESULT.
+ * OPENCLAW_E2E_ONLY=gateway,cli-local runs a subset. Kept out of `npm test`: see README "OpenClaw plugin".
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -16,7 +27,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { createApp } from '../../api/app';
 import { loadKeyStore } from '../../api/auth';
 import { TimekeeperClient } from '../../api/client';
@@ -79,23 +90,102 @@ async function startApi(deps: Parameters<typeof createApp>[0], port = 0) {
 
 function runOpenClaw(env: NodeJS.ProcessEnv, args: string[], nodeBin: string, openclaw: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const p = spawn(path.join(nodeBin, 'node'), [openclaw, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(path.join(nodeBin, 'node'), [openclaw, ...args], { env, cwd: env.HOME, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (out += d));
-    const t = setTimeout(() => p.kill('SIGKILL'), 240_000);
-    p.on('close', (code) => {
+    const t = setTimeout(() => {
+      log(`openclaw ${args[0]} still running after 120 s: killed`);
+      p.kill('SIGKILL');
+    }, 120_000);
+    // 'exit', not 'close': a child the CLI leaves behind may hold its stdout open.
+    p.on('exit', (code) => {
       clearTimeout(t);
-      resolve({ code, out });
+      setTimeout(() => resolve({ code, out }), 100);
     });
   });
 }
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** `openclaw gateway run` in the background; resolves once it logs "ready". */
+async function startGateway(env: NodeJS.ProcessEnv, nodeBin: string, openclaw: string, logFile: string) {
+  const p = spawn(path.join(nodeBin, 'node'), [openclaw, 'gateway', 'run'], { env, cwd: env.HOME, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const onData = (d: Buffer) => {
+    out += d;
+    fs.appendFileSync(logFile, d);
+  };
+  p.stdout.on('data', onData);
+  p.stderr.on('data', onData);
+  const exited = new Promise<number | null>((r) => p.on('close', (code) => r(code)));
+  const deadline = Date.now() + 120_000;
+  while (!/\[gateway\] ready/.test(out)) {
+    if (p.exitCode !== null || Date.now() > deadline) throw new Error(`the Gateway did not start (exit ${p.exitCode}); log ${logFile}:\n${out.slice(-3000)}`);
+    await sleep(250);
+  }
+  return {
+    log: () => out,
+    async stop() {
+      if (p.exitCode === null) p.kill('SIGTERM');
+      const t = setTimeout(() => p.kill('SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(t);
+      return code;
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Status {
+  pending: number;
+  delivered: number;
+  rejected: number;
+  dropped: number;
+  retries: number;
+  last_error: string | null;
+}
+function readStatus(outboxDir: string): Status | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(outboxDir, 'status.json'), 'utf8')) as Status;
+  } catch {
+    return undefined;
+  }
+}
+/** Polls status.json until the outbox has delivered at least `delivered` events and holds none. */
+async function waitForOutbox(outboxDir: string, delivered: number, timeoutMs: number): Promise<Status | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  let st = readStatus(outboxDir);
+  while (Date.now() < deadline) {
+    st = readStatus(outboxDir);
+    if (st && st.pending === 0 && st.delivered >= delivered) return st;
+    await sleep(200);
+  }
+  return st;
+}
+const brief = (st: Status | undefined) => (st ? JSON.stringify({ pending: st.pending, delivered: st.delivered, rejected: st.rejected, dropped: st.dropped, retries: st.retries }) : 'no status.json');
+const indent = (out: string) => out.trim().split('\n').slice(-25).map((l) => `    | ${l}`).join('\n');
+
+const SCENARIOS = ['gateway', 'gateway-timekeeper-down', 'cli-local'] as const;
+type Scenario = (typeof SCENARIOS)[number];
 
 async function main() {
   const t0 = Date.now();
   const { nodeBin, openclaw } = ensureOpenClaw();
   log(`node ${execFileSync(path.join(nodeBin, 'node'), ['--version']).toString().trim()}, ${execFileSync(path.join(nodeBin, 'node'), [openclaw, '--version']).toString().trim()}`);
   execFileSync(process.execPath, [path.join(PLUGIN, 'build.mjs')], { stdio: 'inherit' });
+  const only = process.env.OPENCLAW_E2E_ONLY?.split(',');
+  const scenarios = SCENARIOS.filter((s) => !only || only.includes(s));
 
   await globalSetup({});
   const sys = await startTestSystem({ apiKeys: `${GW_KEY}:gateway,${AUD_KEY}:auditor|agent` });
@@ -107,82 +197,171 @@ async function main() {
   });
   let failures = 0;
   try {
-    for (const scenario of ['plain', 'timekeeper-down'] as const) {
-      const home = fs.mkdtempSync(path.join(os.tmpdir(), `tk-openclaw-${scenario}-`));
-      const workspace = path.join(home, 'workspace');
-      fs.mkdirSync(workspace, { recursive: true });
-      fs.writeFileSync(path.join(workspace, 'hello.txt'), 'hello from the workspace\n');
-      const outboxDir = path.join(home, 'outbox');
-      const stateDir = path.join(home, '.openclaw');
-      fs.mkdirSync(stateDir, { recursive: true });
-      const config = {
-        agents: { defaults: { model: { primary: 'mock/mock-model' }, workspace } },
-        models: {
-          mode: 'merge',
-          providers: {
-            mock: {
-              baseUrl: mock.url,
-              apiKey: 'sk-mock',
-              api: 'openai-completions',
-              models: [{ id: 'mock-model', name: 'Mock', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 4096 }],
-            },
-          },
-        },
-        plugins: {
-          load: { paths: [PLUGIN] },
-          entries: { timekeeper: { enabled: true, hooks: { allowConversationAccess: true }, config: { url: api.url, apiKey: GW_KEY, outboxDir, retryBaseMs: 200, retryMaxMs: 1000, flushOnStopMs: 3000 } } },
-        },
-      };
-      fs.writeFileSync(path.join(stateDir, 'openclaw.json'), JSON.stringify(config, null, 2));
-      const env = { ...process.env, HOME: home, OPENCLAW_STATE_DIR: stateDir, OPENCLAW_CONFIG_PATH: path.join(stateDir, 'openclaw.json'), PATH: `${nodeBin}:${process.env.PATH}`, NO_COLOR: '1' };
-      const sessionId = randomUUID();
-      mock.requests.length = 0;
-      mock.onRequest = undefined;
-      if (scenario === 'timekeeper-down')
-        mock.onRequest = async (n) => {
-          if (n === 1) {
-            log('stopping Timekeeper API during the turn');
-            await api.stop();
-          }
-        };
-      log(`${scenario}: openclaw agent --local --session-id ${sessionId}`);
-      const turn = await runOpenClaw(env, ['agent', '--local', '--session-id', sessionId, '--message', 'Read hello.txt and tell me what it says.'], nodeBin, openclaw);
-      log(`${scenario}: openclaw exited ${turn.code}; model requests: ${JSON.stringify(mock.requests.map((r) => ({ tools: r.tools.length, toolResult: r.hasToolResult })))}`);
-      console.log(turn.out.trim().split('\n').map((l) => `    | ${l}`).join('\n'));
-      if (scenario === 'timekeeper-down') {
-        const status = JSON.parse(fs.readFileSync(path.join(outboxDir, 'status.json'), 'utf8'));
-        log(`outbox while Timekeeper is down: pending ${status.pending}, delivered ${status.delivered}, last error ${status.last_error}`);
-        await api.start();
-        log('Timekeeper API started again');
-      }
-      // `openclaw agent --local` has no way to end a session (session_end fires on a Gateway's
-      // /new, /reset, idle or daily reset): a second turn in the same session is the next process
-      // start, which replays the outbox journal.
-      log(`${scenario}: second turn (a new process; replays the outbox)`);
-      const end = await runOpenClaw(env, ['agent', '--local', '--session-id', sessionId, '--message', '/reset'], nodeBin, openclaw);
-      console.log(end.out.trim().split('\n').map((l) => `    | ${l}`).join('\n'));
-      const status = JSON.parse(fs.readFileSync(path.join(outboxDir, 'status.json'), 'utf8'));
-      log(`${scenario}: outbox status ${JSON.stringify({ pending: status.pending, delivered: status.delivered, rejected: status.rejected, dropped: status.dropped, retries: status.retries })}`);
-      const events = await auditor.events(sessionId, { limit: 100 });
-      const types = events.events.map((e) => e.type);
-      log(`${scenario}: timeline ${sessionId}: ${types.join(', ')}`);
-      const verify = await auditor.verify(sessionId).catch((e: Error) => ({ ok: false, error: e.message }));
-      log(`${scenario}: verify ${JSON.stringify(verify)}`);
-      const expected = ['SESSION_CREATE', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'USER_INPUT', 'LLM_RESPONSE'];
-      const keys = events.events.map((e) => e.idempotency_key).filter(Boolean);
-      const ok = JSON.stringify(types) === JSON.stringify(expected) && (verify as { ok?: boolean }).ok === true && new Set(keys).size === keys.length;
-      if (!types.includes('SESSION_END')) log(`${scenario}: no SESSION_END: OpenClaw emits session_end only on a Gateway session reset (not reached by this script)`);
-      if (!ok) failures++;
-      log(`${scenario}: ${ok ? 'PASS' : 'FAIL'} (expected ${expected.join(', ')})`);
-    }
+    for (const scenario of scenarios) if (!(await runScenario(scenario))) failures++;
   } finally {
     await mock.close();
     await api.stop();
     await sys.stop();
     await globalTeardown();
   }
-  log(`${2 - failures} passed, ${failures} failed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  log(`${scenarios.length - failures} passed, ${failures} failed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   process.exitCode = failures ? 1 : 0;
+
+  async function runScenario(scenario: Scenario): Promise<boolean> {
+    const problems: string[] = [];
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), `tk-openclaw-${scenario}-`));
+    const workspace = path.join(home, 'workspace');
+    fs.mkdirSync(workspace, { recursive: true });
+    fs.writeFileSync(path.join(workspace, 'hello.txt'), 'hello from the workspace\n');
+    const outboxDir = path.join(home, 'outbox');
+    const stateDir = path.join(home, '.openclaw');
+    fs.mkdirSync(stateDir, { recursive: true });
+    const gatewayPort = await freePort();
+    const config = {
+      gateway: { mode: 'local', port: gatewayPort, bind: 'loopback', auth: { mode: 'token', token: `tok-${randomUUID()}` } },
+      agents: { defaults: { model: { primary: 'mock/mock-model' }, workspace } },
+      models: {
+        mode: 'merge',
+        providers: {
+          mock: {
+            baseUrl: mock.url,
+            apiKey: 'sk-mock',
+            api: 'openai-completions',
+            models: [{ id: 'mock-model', name: 'Mock', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 4096 }],
+          },
+        },
+      },
+      plugins: {
+        load: { paths: [PLUGIN] },
+        entries: { timekeeper: { enabled: true, hooks: { allowConversationAccess: true }, config: { url: api.url, apiKey: GW_KEY, outboxDir, retryBaseMs: 200, retryMaxMs: 1000 } } },
+      },
+    };
+    fs.writeFileSync(path.join(stateDir, 'openclaw.json'), JSON.stringify(config, null, 2));
+    const env = { ...process.env, HOME: home, OPENCLAW_STATE_DIR: stateDir, OPENCLAW_CONFIG_PATH: path.join(stateDir, 'openclaw.json'), PATH: `${nodeBin}:${process.env.PATH}`, NO_COLOR: '1' };
+    const oc = (args: string[]) => runOpenClaw(env, args, nodeBin, openclaw);
+    mock.requests.length = 0;
+    mock.onRequest = undefined;
+    const down = scenario === 'gateway-timekeeper-down';
+    if (down)
+      mock.onRequest = async (n) => {
+        if (n === 1) {
+          log(`${scenario}: first model request: stopping Timekeeper's API`);
+          await api.stop();
+        }
+      };
+    const message = 'Read hello.txt and tell me what it says.';
+    let sessionId: string;
+    let expected: string[];
+    let after: string | undefined;
+    let generations: Record<string, string> = {};
+    let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+    try {
+      if (scenario === 'cli-local') {
+        sessionId = randomUUID();
+        log(`${scenario}: openclaw agent --local --session-id ${sessionId}`);
+        const turn = await oc(['agent', '--local', '--session-id', sessionId, '--message', message]);
+        log(`${scenario}: openclaw exited ${turn.code}; model requests ${mock.requests.length}`);
+        console.log(indent(turn.out));
+        if (turn.code !== 0) problems.push(`openclaw agent --local exited ${turn.code}`);
+        const atExit = readStatus(outboxDir);
+        log(`${scenario}: outbox when the process had exited: ${brief(atExit)}`);
+        if (!atExit || atExit.pending !== 0) problems.push('the CLI process exited before the outbox was empty');
+        expected = ['SESSION_CREATE', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE'];
+      } else {
+        const t = Date.now();
+        gateway = await startGateway(env, nodeBin, openclaw, path.join(home, 'gateway.log'));
+        log(`${scenario}: Gateway ready on 127.0.0.1:${gatewayPort} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+        const sessionKey = `agent:main:tk-e2e-${randomUUID()}`;
+        log(`${scenario}: openclaw agent --session-key ${sessionKey} (through the Gateway)`);
+        const turn = await oc(['agent', '--session-key', sessionKey, '--message', message, '--json']);
+        const m = /"sessionId":\s*"([^"]+)"/.exec(turn.out);
+        log(`${scenario}: openclaw agent exited ${turn.code}; model requests ${mock.requests.length}; OpenClaw sessionId ${m?.[1]}`);
+        if (turn.code !== 0 || !m) {
+          console.log(indent(turn.out));
+          throw new Error('the Gateway turn failed');
+        }
+        sessionId = m[1];
+        log(`${scenario}: openclaw gateway call sessions.reset {key: ${sessionKey}}`);
+        const reset = await oc(['gateway', 'call', 'sessions.reset', '--params', JSON.stringify({ key: sessionKey }), '--json']);
+        const next = /"sessionId":\s*"([^"]+)"/.exec(reset.out)?.[1];
+        log(`${scenario}: sessions.reset exited ${reset.code}; the key's new sessionId ${next}`);
+        if (reset.code !== 0) {
+          console.log(indent(reset.out));
+          problems.push(`sessions.reset exited ${reset.code}`);
+        }
+        expected = ['SESSION_CREATE', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'SESSION_END'];
+        // A turn after the reset: OpenClaw may keep the sessionId (reset in place); the plugin must
+        // record it in a new timeline rather than append to the ended one.
+        const turn2 = await oc(['agent', '--session-key', sessionKey, '--message', 'Read hello.txt once more.', '--json']);
+        after = /"sessionId":\s*"([^"]+)"/.exec(turn2.out)?.[1];
+        log(`${scenario}: turn after the reset exited ${turn2.code}; OpenClaw sessionId ${after}${after === sessionId ? ' (the same: reset in place)' : ''}`);
+        if (turn2.code !== 0 || !after) {
+          console.log(indent(turn2.out));
+          problems.push('the turn after the reset failed');
+        }
+        if (down) {
+          await sleep(1500); // the outbox keeps retrying against the stopped API
+          const st = readStatus(outboxDir);
+          log(`${scenario}: outbox while Timekeeper is down: ${brief(st)}, last error ${st?.last_error}`);
+          if (!st || st.pending === 0) problems.push('nothing was pending while Timekeeper was down');
+          await api.start();
+          log(`${scenario}: Timekeeper's API started again`);
+        }
+      }
+      let st = await waitForOutbox(outboxDir, expected.length + (after ? 5 : 0), 30_000);
+      log(`${scenario}: outbox ${brief(st)}`);
+      if (!st || st.pending !== 0) problems.push('the outbox did not empty within 30 s');
+      // Which timeline the turn after the reset went to (read before the Gateway's shutdown ends it and moves on).
+      try {
+        generations = JSON.parse(fs.readFileSync(path.join(outboxDir, 'timelines.json'), 'utf8'));
+      } catch {
+        /* no session went on after an end */
+      }
+      if (gateway) {
+        const code = await gateway.stop();
+        log(`${scenario}: Gateway stopped (exit ${code})`);
+        gateway = undefined;
+        st = readStatus(outboxDir);
+        log(`${scenario}: outbox after the Gateway stopped (its session_end shutdown delivered on stop): ${brief(st)}`);
+        if (!st || st.pending !== 0) problems.push('the Gateway stopped with events still in the outbox');
+      }
+      if (st && (st.rejected || st.dropped)) problems.push(`${st.rejected} rejected, ${st.dropped} dropped`);
+    } finally {
+      if (gateway) await gateway.stop();
+    }
+    const events = await auditor.events(sessionId, { limit: 100 });
+    const types = events.events.map((e) => e.type);
+    log(`${scenario}: timeline ${sessionId}: ${types.join(', ')}`);
+    if (JSON.stringify(types) !== JSON.stringify(expected)) problems.push(`expected ${expected.join(', ')}`);
+    const endEv = events.events.find((e) => e.type === 'SESSION_END');
+    if (endEv) {
+      log(`${scenario}: SESSION_END content ${JSON.stringify(endEv.content)}`);
+      if ((endEv.content as { reason?: string } | null)?.reason !== 'openclaw:reset') problems.push('SESSION_END does not carry reason openclaw:reset');
+    }
+    const tool = events.events.find((e) => e.type === 'TOOL_CALL');
+    if (tool && (tool.content as { tool_name?: string }).tool_name !== 'read') problems.push('TOOL_CALL is not the read tool');
+    const keys = events.events.map((e) => e.idempotency_key).filter(Boolean);
+    if (new Set(keys).size !== keys.length) problems.push('an idempotency key appears twice');
+    const verify = await auditor.verify(sessionId).catch((e: Error) => ({ ok: false, error: e.message }));
+    log(`${scenario}: verify ${JSON.stringify(verify)}`);
+    if ((verify as { ok?: boolean }).ok !== true) problems.push('verify is not ok');
+    if (after) {
+      const next = after === sessionId ? `${after}:${generations[after]}` : after;
+      const ev2 = await auditor.events(next, { limit: 100 }).catch((e: Error) => ({ events: [], error: e.message }));
+      const types2 = ev2.events.map((e) => e.type);
+      log(`${scenario}: timeline after the reset ${next}: ${types2.join(', ')}`);
+      // Stopping the Gateway ends its active sessions: session_end with reason shutdown.
+      const expected2 = ['SESSION_CREATE', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'SESSION_END'];
+      if (JSON.stringify(types2) !== JSON.stringify(expected2)) problems.push(`after the reset: expected ${expected2.join(', ')}`);
+      const end2 = ev2.events.find((e) => e.type === 'SESSION_END');
+      if (end2) log(`${scenario}: its SESSION_END content ${JSON.stringify(end2.content)}`);
+      if ((end2?.content as { reason?: string } | undefined)?.reason !== 'openclaw:shutdown') problems.push('the second timeline does not end with reason openclaw:shutdown');
+      const v2 = await auditor.verify(next).catch((e: Error) => ({ ok: false, error: e.message }));
+      if ((v2 as { ok?: boolean }).ok !== true) problems.push(`verify of ${next} is not ok`);
+    }
+    log(`${scenario}: ${problems.length ? `FAIL: ${problems.join('; ')}` : 'PASS'}`);
+    return problems.length === 0;
+  }
 }
 
 main().catch((err) => {

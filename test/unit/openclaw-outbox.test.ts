@@ -118,4 +118,102 @@ describe('OpenClaw plugin outbox', () => {
     expect(lines.map((i) => (i.op === 'append' ? i.body.type : i.op))).toEqual(['create', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'end']);
     rec.outbox.close();
   });
+  test('a session that goes on after session_end (reset in place, Gateway restart) continues in a new timeline, also after a restart', () => {
+    const dir = tmp();
+    const cfg = parseConfig({ url: 'http://127.0.0.1:1', outboxDir: dir }, {});
+    const rec = new TimekeeperRecorder(cfg, async () => ({ kind: 'delivered' }), quiet);
+    rec.sessionStart({ sessionId: 's1', sessionKey: 'k1' }, { sessionId: 's1' });
+    rec.llmInput({ runId: 'r1', sessionId: 's1', provider: 'p', model: 'm', prompt: 'hi' }, { sessionKey: 'k1' });
+    // OpenClaw 2026.9.6 sessions.reset: session_end with nextSessionId = the same id, then session_start resumedFrom it.
+    rec.sessionEnd({ sessionId: 's1', messageCount: 1, reason: 'reset', nextSessionId: 's1' }, { sessionId: 's1' });
+    rec.sessionStart({ sessionId: 's1', sessionKey: 'k1', resumedFrom: 's1' }, { sessionId: 's1' });
+    rec.llmInput({ runId: 'r2', sessionId: 's1', provider: 'p', model: 'm', prompt: 'again' }, { sessionKey: 'k1' });
+    rec.outbox.close();
+    // A restart (new process) keeps sending the second generation to the same new timeline.
+    const rec2 = new TimekeeperRecorder(cfg, async () => ({ kind: 'delivered' }), quiet);
+    rec2.llmInput({ runId: 'r3', sessionId: 's1', provider: 'p', model: 'm', prompt: 'more' }, { sessionKey: 'k1' });
+    const items = fs.readFileSync(path.join(dir, 'journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).item as OutboxItem);
+    rec2.outbox.close();
+    const shape = items.map((i) => `${i.op === 'append' ? i.body.type : i.op}@${i.session}`);
+    const second = items[3].session;
+    expect(second).toMatch(/^s1:r[0-9a-z]+$/);
+    // The new process does not know the timeline exists and sends a create first (answered session_exists, which counts as delivered).
+    expect(shape).toEqual(['create@s1', 'USER_INPUT@s1', 'end@s1', `create@${second}`, `USER_INPUT@${second}`, `create@${second}`, `USER_INPUT@${second}`]);
+  });
+
+  describe('flush (end of an agent run, CLI exit, service stop)', () => {
+    test('resolves true once everything is delivered, in order, and wakes a retry that is waiting', async () => {
+      const seen: string[] = [];
+      let down = true;
+      const box = new Outbox({
+        dir: tmp(),
+        logger: quiet,
+        retryBaseMs: 60_000, // without the wake-up in flush the second attempt would be a minute away
+        retryMaxMs: 60_000,
+        deliver: async (i): Promise<DeliveryOutcome> => (down ? { kind: 'retry', reason: 'ECONNREFUSED' } : (seen.push(keyOf(i)), { kind: 'delivered' })),
+      });
+      box.start();
+      for (let n = 1; n <= 5; n++) box.enqueue(ev('a', n));
+      await new Promise((r) => setTimeout(r, 20)); // the first attempt has failed and is sleeping
+      down = false;
+      const t0 = Date.now();
+      expect(await box.flush(2000)).toBe(true);
+      expect(Date.now() - t0).toBeLessThan(1000);
+      expect(seen).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);
+      box.close();
+    });
+
+    test('is bounded: resolves false at the limit while Timekeeper is down, and loses nothing', async () => {
+      const dir = tmp();
+      const box = new Outbox({ dir, logger: quiet, retryBaseMs: 10, retryMaxMs: 20, deliver: async () => ({ kind: 'retry', reason: 'ECONNREFUSED' }) });
+      box.start();
+      for (let n = 1; n <= 4; n++) box.enqueue(ev('a', n));
+      const t0 = Date.now();
+      expect(await box.flush(150)).toBe(false);
+      const took = Date.now() - t0;
+      expect(took).toBeGreaterThanOrEqual(140);
+      expect(took).toBeLessThan(1000);
+      expect(box.status().pending).toBe(4);
+      box.close(); // the process exits here
+      const seen: string[] = [];
+      const next = new Outbox({ dir, logger: quiet, deliver: async (i) => (seen.push(keyOf(i)), { kind: 'delivered' }) });
+      expect(next.status().pending).toBe(4);
+      next.start();
+      expect(await next.flush(2000)).toBe(true);
+      expect(seen).toEqual(['k1', 'k2', 'k3', 'k4']);
+      next.close();
+    });
+
+    test('a limit hit part-way keeps the undelivered suffix, in order, for the next start', async () => {
+      const dir = tmp();
+      const seen: string[] = [];
+      const box = new Outbox({
+        dir,
+        logger: quiet,
+        retryBaseMs: 10,
+        retryMaxMs: 20,
+        // k1 and k2 go through, then Timekeeper goes away.
+        deliver: async (i): Promise<DeliveryOutcome> => (seen.length < 2 ? (seen.push(keyOf(i)), { kind: 'delivered' }) : { kind: 'retry', reason: 'ECONNREFUSED' }),
+      });
+      box.start();
+      for (let n = 1; n <= 5; n++) box.enqueue(ev('a', n));
+      expect(await box.flush(100)).toBe(false);
+      box.close();
+      const next = new Outbox({ dir, logger: quiet, deliver: async (i) => (seen.push(keyOf(i)), { kind: 'delivered' }) });
+      next.start();
+      expect(await next.flush(2000)).toBe(true);
+      next.close();
+      expect(seen).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);
+    });
+
+    test('with nothing pending it resolves at once; with a limit of 0 it does not wait', async () => {
+      const box = new Outbox({ dir: tmp(), logger: quiet, deliver: async () => ({ kind: 'retry', reason: 'down' }), retryBaseMs: 1000 });
+      expect(await box.flush(5000)).toBe(true);
+      box.enqueue(ev('a', 1));
+      const t0 = Date.now();
+      expect(await box.flush(0)).toBe(false);
+      expect(Date.now() - t0).toBeLessThan(100);
+      box.close();
+    });
+  });
 });

@@ -33,8 +33,12 @@ export interface TimekeeperPluginConfig {
   retryMaxMs: number;
   /** fsync the journal after every enqueue (survives power loss, costs a disk flush per event). */
   fsync: boolean;
-  /** On service stop (Gateway or CLI exit), wait at most this long for the outbox to drain. */
+  /** On service stop (Gateway or CLI exit), wait at most this long for the outbox to drain (default 4 s: OpenClaw gives plugin services 5 s to stop). */
   flushOnStopMs: number;
+  /** At the end of an agent run (agent_end) and when a CLI process runs dry, wait at most this long for the outbox to drain; 0 turns it off. */
+  flushOnAgentEndMs: number;
+  /** Log every hook payload the plugin sees (first 300 characters) at info level. */
+  debug: boolean;
 }
 
 export class ConfigError extends Error {
@@ -49,7 +53,7 @@ export function defaultOutboxDir(): string {
 /** Reads `api.pluginConfig` (falling back to TIMEKEEPER_URL / TIMEKEEPER_API_KEY); throws ConfigError naming the field. */
 export function parseConfig(raw: Record<string, unknown> | undefined, env: NodeJS.ProcessEnv = process.env): TimekeeperPluginConfig {
   const c = raw ?? {};
-  const known = new Set(['url', 'apiKey', 'hooks', 'redaction', 'outboxDir', 'maxPending', 'sessionPrefix', 'requestTimeoutMs', 'retryBaseMs', 'retryMaxMs', 'fsync', 'flushOnStopMs']);
+  const known = new Set(['url', 'apiKey', 'hooks', 'redaction', 'outboxDir', 'maxPending', 'sessionPrefix', 'requestTimeoutMs', 'retryBaseMs', 'retryMaxMs', 'fsync', 'flushOnStopMs', 'flushOnAgentEndMs', 'debug']);
   for (const k of Object.keys(c)) if (!known.has(k)) throw new ConfigError(`timekeeper: unknown config field ${k}`);
   const str = (k: string): string | undefined => {
     const v = c[k];
@@ -77,7 +81,7 @@ export function parseConfig(raw: Record<string, unknown> | undefined, env: NodeJ
   const sessionPrefix = c.sessionPrefix === undefined ? '' : c.sessionPrefix;
   if (typeof sessionPrefix !== 'string' || (sessionPrefix !== '' && !/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/.test(sessionPrefix)))
     throw new ConfigError('timekeeper: sessionPrefix must be up to 64 characters of letters, digits and . _ : -, starting with a letter or digit');
-  if (c.fsync !== undefined && typeof c.fsync !== 'boolean') throw new ConfigError('timekeeper: fsync must be a boolean');
+  for (const k of ['fsync', 'debug']) if (c[k] !== undefined && typeof c[k] !== 'boolean') throw new ConfigError(`timekeeper: ${k} must be a boolean`);
   return {
     url: url.replace(/\/+$/, ''),
     apiKey: str('apiKey') ?? env.TIMEKEEPER_API_KEY,
@@ -90,6 +94,8 @@ export function parseConfig(raw: Record<string, unknown> | undefined, env: NodeJ
     retryBaseMs: int('retryBaseMs', 500, 1, 600000),
     retryMaxMs: int('retryMaxMs', 30000, 1, 3600000),
     fsync: c.fsync === true,
-    flushOnStopMs: int('flushOnStopMs', 5000, 0, 600000),
+    flushOnStopMs: int('flushOnStopMs', 4000, 0, 600000),
+    flushOnAgentEndMs: int('flushOnAgentEndMs', 3000, 0, 600000),
+    debug: c.debug === true,
   };
 }

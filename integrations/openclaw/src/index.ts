@@ -14,10 +14,15 @@ import { createDeliver } from './timekeeper';
 /**
  * One recorder (one outbox) per process and outbox folder. OpenClaw may load the plugin more
  * than once in a process (a `full` load, then `discovery` loads whose registry becomes the
- * active hook registry in `openclaw agent --local`), so every load registers the hooks and
- * they all share this recorder, created on the first hook that fires.
+ * active hook registry in `openclaw agent --local`), and the Gateway may evaluate this module
+ * more than once, so every load registers the hooks and they all share one recorder, kept on
+ * `globalThis` (a module-level map would give each evaluation its own outbox writing the same
+ * journal), created on the first hook that fires.
  */
-const recorders = new Map<string, TimekeeperRecorder>();
+const REGISTRY = Symbol.for('timekeeper.openclaw.recorders');
+const recorders: Map<string, TimekeeperRecorder> = ((globalThis as Record<symbol, unknown>)[REGISTRY] as Map<string, TimekeeperRecorder> | undefined) ??
+  ((globalThis as Record<symbol, unknown>)[REGISTRY] = new Map<string, TimekeeperRecorder>());
+
 function recorderFor(config: TimekeeperPluginConfig, log: OutboxLogger): TimekeeperRecorder {
   let r = recorders.get(config.outboxDir);
   if (!r) {
@@ -25,6 +30,12 @@ function recorderFor(config: TimekeeperPluginConfig, log: OutboxLogger): Timekee
     r.outbox.start();
     recorders.set(config.outboxDir, r);
     log.info(`[timekeeper] recording to ${config.url} (outbox ${config.outboxDir}, redaction ${config.redaction})`);
+    // A CLI run (`openclaw agent --local`) never stops the service: when its event loop runs
+    // dry, give the outbox one bounded chance to drain. What is left stays in the journal.
+    const rec = r;
+    process.once('beforeExit', () => {
+      void rec.outbox.flush(config.flushOnAgentEndMs);
+    });
   }
   return r;
 }
@@ -35,7 +46,6 @@ export default definePluginEntry({
   description: 'Records every OpenClaw session as a hash-chained Timekeeper timeline, through a durable outbox.',
   register(api) {
     const mode = api.registrationMode;
-    if (process.env.TIMEKEEPER_PLUGIN_DEBUG) api.logger.info(`[timekeeper] register in mode ${mode}`);
     // Loads without a live runtime (CLI metadata, setup) and tool-only loads record nothing.
     if (mode !== 'full' && mode !== 'discovery') return;
     const config = parseConfig(api.pluginConfig);
@@ -52,6 +62,14 @@ export default definePluginEntry({
     });
     api.on('after_tool_call', (e, ctx) => r().afterToolCall(e, ctx));
     api.on('session_end', (e, ctx) => r().sessionEnd(e, ctx));
+    // The end of an agent run: wait (bounded by flushOnAgentEndMs) for the outbox to deliver
+    // what the run recorded. Runners that await agent_end (CLI backends) then exit with the
+    // timeline up to date; the embedded runner does not await it, and the Gateway keeps
+    // delivering anyway. Never throws, never blocks past the limit.
+    api.on('agent_end', async () => {
+      const rec = recorders.get(config.outboxDir);
+      if (rec && config.flushOnAgentEndMs > 0) await rec.outbox.flush(config.flushOnAgentEndMs);
+    });
     if (mode !== 'full') return;
     api.registerService({
       id: 'timekeeper-outbox',

@@ -72,10 +72,21 @@ const clip = (s: string | undefined, n: number) => (s === undefined || s === '' 
 const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 export class HookMapper {
-  constructor(private readonly opts: { prefix: string; redaction: Redaction }) {}
+  /**
+   * `generation` names the current timeline of an OpenClaw sessionId when it has had more than
+   * one: OpenClaw's `sessions.reset` resets a session in place (session_end, then session_start
+   * with the same sessionId), and an ended Timekeeper timeline takes no more events.
+   */
+  constructor(private readonly opts: { prefix: string; redaction: Redaction; generation?: (sessionId: string) => string | undefined }) {}
+
+  /** The Timekeeper session id that events of this OpenClaw sessionId go to now. */
+  timeline(sessionId: string): string {
+    const g = this.opts.generation?.(sessionId);
+    return timelineId(this.opts.prefix, g ? `${sessionId}:${g}` : sessionId);
+  }
 
   private sid(sessionId: string) {
-    return timelineId(this.opts.prefix, sessionId);
+    return this.timeline(sessionId);
   }
 
   sessionStart(e: SessionStartEvent, ctx: SessionContext, channel?: string): OutboxItem {

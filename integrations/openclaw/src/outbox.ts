@@ -176,6 +176,7 @@ export class Outbox {
     return new Promise<boolean>((resolve) => {
       const t = setTimeout(() => {
         this.idleWaiters = this.idleWaiters.filter((w) => w !== done);
+        if (!this.stopped) this.writeStatus();
         resolve(false);
       }, timeoutMs);
       const done = () => {
@@ -256,6 +257,8 @@ export class Outbox {
       if (this.ackedInJournal >= this.compactAfter && this.ackedInJournal > this.pendingCount) this.rewrite();
       this.scheduleStatus();
       if (this.pendingCount === 0) {
+        // Written now, not on the debounce timer: a CLI process may exit right after this.
+        this.writeStatus();
         const ws = this.idleWaiters;
         this.idleWaiters = [];
         for (const w of ws) w();

@@ -2,6 +2,8 @@
  * The hook handlers, free of OpenClaw imports: each maps its payload (src/mapping.ts) and
  * enqueues into the outbox, synchronously, and returns. Nothing here waits for the network.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { RecordableHook, TimekeeperPluginConfig } from './config';
 import * as m from './mapping';
 import { Outbox, type Deliver, type OutboxLogger } from './outbox';
@@ -18,13 +20,18 @@ export class TimekeeperRecorder {
   private readonly llmAttempts = new Map<string, number>();
   private readonly toolSeq = new Map<string, number>();
   private readonly runChannel = new Map<string, string>();
+  /** OpenClaw sessionId → suffix of its current timeline, for sessions reset in place; kept in `<outboxDir>/timelines.json` across restarts. */
+  private readonly generations: Map<string, string>;
+  private readonly generationsFile: string;
 
   constructor(
     readonly config: TimekeeperPluginConfig,
     deliver: Deliver,
     private readonly log: OutboxLogger,
   ) {
-    this.map = new m.HookMapper({ prefix: config.sessionPrefix, redaction: config.redaction });
+    this.generationsFile = path.join(config.outboxDir, 'timelines.json');
+    this.generations = loadGenerations(this.generationsFile, log);
+    this.map = new m.HookMapper({ prefix: config.sessionPrefix, redaction: config.redaction, generation: (id) => this.generations.get(id) });
     this.outbox = new Outbox({ dir: config.outboxDir, deliver, maxPending: config.maxPending, retryBaseMs: config.retryBaseMs, retryMaxMs: config.retryMaxMs, fsync: config.fsync, logger: log });
   }
 
@@ -40,13 +47,14 @@ export class TimekeeperRecorder {
     if (held) {
       this.waiting.delete(sessionKey);
       this.ensureCreated(sessionId);
-      for (const it of held) this.put({ ...it, session: m.timelineId(this.config.sessionPrefix, sessionId) } as m.OutboxItem);
+      for (const it of held) this.put({ ...it, session: this.map.timeline(sessionId) } as m.OutboxItem);
     }
   }
 
   private ensureCreated(sessionId: string, agentId?: string, channel?: string) {
-    if (this.created.has(sessionId) || !this.on('session_start')) return;
-    this.created.add(sessionId);
+    const tl = this.map.timeline(sessionId);
+    if (this.created.has(tl) || !this.on('session_start')) return;
+    this.created.add(tl);
     this.outbox.enqueue(this.map.implicitCreate(sessionId, agentId, channel));
   }
 
@@ -57,7 +65,7 @@ export class TimekeeperRecorder {
   /** Handlers never throw into OpenClaw: a bug here is logged, the agent goes on. */
   private guard<A extends unknown[]>(name: string, f: (...a: A) => void): (...a: A) => void {
     return (...a: A) => {
-      if (process.env.TIMEKEEPER_PLUGIN_DEBUG) this.log.info(`[timekeeper] hook ${name} ${JSON.stringify(a).slice(0, 300)}`);
+      if (this.config.debug) this.log.info(`[timekeeper] hook ${name} ${JSON.stringify(a).slice(0, 300)}`);
       try {
         f(...a);
       } catch (err) {
@@ -68,8 +76,9 @@ export class TimekeeperRecorder {
 
   readonly sessionStart = this.guard('session_start', (e: m.SessionStartEvent, ctx: m.SessionContext) => {
     this.learn(e.sessionKey ?? ctx.sessionKey, e.sessionId);
-    if (!this.on('session_start') || this.created.has(e.sessionId)) return;
-    this.created.add(e.sessionId);
+    const tl = this.map.timeline(e.sessionId);
+    if (!this.on('session_start') || this.created.has(tl)) return;
+    this.created.add(tl);
     this.put(this.map.sessionStart(e, ctx, channelOfKey(e.sessionKey ?? ctx.sessionKey)));
   });
 
@@ -142,8 +151,16 @@ export class TimekeeperRecorder {
   });
 
   readonly sessionEnd = this.guard('session_end', (e: m.SessionEndEvent, _ctx: m.SessionContext) => {
-    if (!this.on('session_end')) return;
-    this.put(this.map.sessionEnd(e));
+    if (this.on('session_end')) this.put(this.map.sessionEnd(e));
+    // An ended timeline takes no more events, but OpenClaw may go on with the same sessionId:
+    // sessions.reset resets in place (nextSessionId = sessionId), and a Gateway shutdown or
+    // restart ends every active session (reason shutdown/restart) that the next Gateway resumes.
+    // Whatever follows goes to a new timeline.
+    {
+      if (this.generations.size > 10000) this.generations.delete(this.generations.keys().next().value!);
+      this.generations.set(e.sessionId, `r${Date.now().toString(36)}`);
+      saveGenerations(this.generationsFile, this.generations, this.log);
+    }
   });
 }
 
@@ -151,4 +168,23 @@ export class TimekeeperRecorder {
 export function channelOfKey(key: string | undefined): string | undefined {
   const parts = key?.split(':');
   return parts && parts.length >= 3 && parts[0] === 'agent' && parts[2] !== 'main' ? parts[2] : undefined;
+}
+
+function loadGenerations(file: string, log: OutboxLogger): Map<string, string> {
+  try {
+    const o = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    return new Map(Object.entries(o).filter((kv): kv is [string, string] => typeof kv[1] === 'string'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') log.warn(`[timekeeper] could not read ${file}: ${(err as Error).message}`);
+    return new Map();
+  }
+}
+
+function saveGenerations(file: string, g: Map<string, string>, log: OutboxLogger): void {
+  try {
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify(Object.fromEntries(g)) + '\n');
+    fs.renameSync(`${file}.tmp`, file);
+  } catch (err) {
+    log.warn(`[timekeeper] could not write ${file}: ${(err as Error).message}`);
+  }
 }

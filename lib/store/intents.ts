@@ -11,6 +11,7 @@ import { canonicalize } from '../domain/canonical-json';
 import { IntentStatus, intentChainId, type IntentHead, type IntentHeader, type JsonObject, type StoredTransition, type TransitionContent } from '../domain/intents';
 import { LIMITS } from '../domain/limits';
 import { ChainVerifier, transitionChainEvent, type VerifyResult } from '../hash-chain';
+import { Where } from './where';
 
 const TRANSITION_COLUMNS = 'event_id, seq, transition_id, ts, content, prev_hash, hash';
 
@@ -79,26 +80,6 @@ function rowToIntent(r: Record<string, unknown>): IntentRow {
   };
 }
 
-/** Collects `column op $n` conditions with their parameters. */
-class Where {
-  readonly params: unknown[] = [];
-  private readonly parts: string[] = [];
-  add(sql: string, ...values: unknown[]): void {
-    let s = sql;
-    for (const v of values) {
-      this.params.push(v);
-      s = s.replace('?', `$${this.params.length}`);
-    }
-    this.parts.push(s);
-  }
-  param(v: unknown): string {
-    this.params.push(v);
-    return `$${this.params.length}`;
-  }
-  get sql(): string {
-    return this.parts.length ? 'WHERE ' + this.parts.join(' AND ') : '';
-  }
-}
 
 const likePattern = (s: string) => '%' + s.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
 

@@ -9,6 +9,7 @@ import type { JsonValue } from '../domain/canonical-json';
 import { LIMITS } from '../domain/limits';
 import type { ChainHead, StoredEvent, TimelineStatus } from '../domain/sessions';
 import { ChainVerifier, VerifyResult } from '../hash-chain';
+import { Where } from './where';
 
 /** The columns of a StoredEvent, in the order rowToEvent reads them. */
 const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
@@ -80,26 +81,6 @@ export interface SessionFilter {
   limit: number;
 }
 
-/** Collects `column op $n` conditions with their parameters. */
-class Where {
-  readonly params: unknown[] = [];
-  private readonly parts: string[] = [];
-  add(sql: string, ...values: unknown[]): void {
-    let s = sql;
-    for (const v of values) {
-      this.params.push(v);
-      s = s.replace('?', `$${this.params.length}`);
-    }
-    this.parts.push(s);
-  }
-  param(v: unknown): string {
-    this.params.push(v);
-    return `$${this.params.length}`;
-  }
-  get sql(): string {
-    return this.parts.length ? 'WHERE ' + this.parts.join(' AND ') : '';
-  }
-}
 
 /** What the writer needs to create a timeline's own row with its first batch. */
 export interface NewTimelineRow {

@@ -52,23 +52,14 @@ describe('workflow replay', () => {
     expect(outcomes).toEqual(Object.fromEntries(files.map((f) => [f, 'ok'])));
   });
 
-  test('the check has teeth: a workflow with one extra timer fails replay with a determinism violation', async () => {
-    const { workflowId, history } = readHistoryFile(path.join(HISTORIES, 'basic-lifecycle.json'));
+  // The check has teeth: a workflow of the same type with one extra timer must fail replay.
+  test.each([
+    ['a session workflow', 'basic-lifecycle.json', 'nondeterministic-workflow'],
+    ['an intent workflow', 'intent-lifecycle.json', 'nondeterministic-intent-workflow'],
+  ])('%s with one extra timer fails replay of %s with a determinism violation', async (_what, file, module) => {
+    const { workflowId, history } = readHistoryFile(path.join(HISTORIES, file));
     const err = await Worker.runReplayHistory(
-      { workflowsPath: require.resolve('../replay/nondeterministic-workflow'), replayName: 'replay-negative' },
-      history,
-      workflowId,
-    ).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(DeterminismViolationError);
-  });
-
-  test('and for intents: an intent workflow with one extra timer fails replay of the recorded lifecycle', async () => {
-    const { workflowId, history } = readHistoryFile(path.join(HISTORIES, 'intent-lifecycle.json'));
-    const err = await Worker.runReplayHistory(
-      { workflowsPath: require.resolve('../replay/nondeterministic-intent-workflow'), replayName: 'replay-negative-intent' },
+      { workflowsPath: require.resolve(`../replay/${module}`), replayName: `replay-negative-${module}` },
       history,
       workflowId,
     ).then(

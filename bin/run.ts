@@ -13,6 +13,7 @@ import { createPool } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { ensureSearchAttributes } from '../lib/temporal';
 import { configureLogger, log as logger } from '../lib/log';
+import { listenWorkerMetrics } from '../worker/metrics-listener';
 import { supervise } from '../worker/supervise';
 import { createTimekeeperWorker } from '../worker/worker';
 
@@ -131,6 +132,12 @@ export async function run(opts: RunOptions): Promise<void> {
         await running.catch(() => undefined);
       });
       log(`[worker] polling task queue "${config.taskQueue}" on ${temporal.address}`);
+      // Without the API in this process its GET /metrics is elsewhere: the worker's series need their own port.
+      if (!opts.api && config.workerMetricsPort > 0) {
+        const m = await listenWorkerMetrics(config.host, config.workerMetricsPort);
+        cleanups.push(() => m.close());
+        log(`[worker] metrics:          http://${config.host}:${m.port}/metrics`);
+      }
     }
 
     if (opts.api) {

@@ -84,6 +84,7 @@ const EnvSchema = z.object({
   STATE_MD_PATH: optional,
   ARTIFACTS_DIR: optional,
   OML_PORT: intVar('OML_PORT', 0, 0, 65535),
+  WORKER_METRICS_PORT: intVar('WORKER_METRICS_PORT', 0, 0, 65535),
   OUTBOUND_ALLOW_HOSTS: optional,
   TASKS_TASK_QUEUE: optional,
   TASKS_CORE_TASK_QUEUE: optional,
@@ -152,6 +153,8 @@ export interface Config {
   artifactsDir: string;
   /** A second port for the OML-compatible routes (OML's default is 3847); 0: off. */
   omlPort: number;
+  /** `npm run worker` serves its metrics (GET /metrics) on this port at HOST; 0: off. */
+  workerMetricsPort: number;
   /** Inline API keys ("key:scope[|scope],..."), or undefined. */
   apiKeys: string | undefined;
   /** Path of a JSON API keys file, or undefined. */
@@ -237,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stateMdPath: path.resolve(e.STATE_MD_PATH ?? path.join(workspacePath, 'STATE.md')),
     artifactsDir: path.resolve(e.ARTIFACTS_DIR ?? path.join(workspacePath, 'ARTIFACTS')),
     omlPort: e.OML_PORT,
+    workerMetricsPort: e.WORKER_METRICS_PORT,
     apiKeys: e.TIMEKEEPER_API_KEYS,
     apiKeysFile: e.TIMEKEEPER_API_KEYS_FILE,
     outboundAllowHosts: (e.OUTBOUND_ALLOW_HOSTS ?? '')

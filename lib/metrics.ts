@@ -7,7 +7,7 @@
  *
  * In a process that runs the worker and the API (`npm start`) one scrape shows both; with
  * `npm run worker` and `npm run api` apart, the worker-side series stay in the worker
- * process (see docs/operations.md#metrics).
+ * process, which serves them on WORKER_METRICS_PORT (worker/metrics-listener.ts).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { METRIC_BUCKETS } from './domain/limits';

@@ -25,6 +25,7 @@ import {
 } from '../../lib/domain/tasks';
 import { cronProblem } from '../../lib/domain/schedule';
 import { AgentAnswerSchema } from '../../lib/domain/task-answer';
+import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';
 import { defineRoute, limitParam, plainText } from '../contract';
 import { Operation } from '../scopes';
 
@@ -115,13 +116,41 @@ export const DeliverySchema = z
   .preprocess((d) => (d !== null && typeof d === 'object' && !Array.isArray(d) ? [d] : d), z.array(DeliveryTargetSchema).max(LIMITS.taskDeliveryTargetsMax))
   .describe('one delivery target, or a list of them');
 
-export const RetrySchema = z.strictObject({
-  max_attempts: z.number().int().min(1).max(LIMITS.taskMaxAttempts).default(TASK_DEFAULTS.retry.max_attempts),
-  backoff_seconds: z
-    .array(z.number().min(0, 'must not be negative').max(LIMITS.taskBackoffMaxS, `must be at most ${LIMITS.taskBackoffMaxS}`))
-    .max(LIMITS.taskMaxAttempts)
-    .default([]),
-});
+const backoffS = z.number({ error: 'must be a number of seconds' }).min(0, 'must not be negative').max(LIMITS.taskBackoffMaxS, `must be at most ${LIMITS.taskBackoffMaxS}`);
+const EXPONENTIAL_FIELDS = ['initial_interval_s', 'backoff_coefficient', 'maximum_interval_s'] as const;
+
+/**
+ * Retry settings in exactly one of two styles: `backoff_seconds` (an explicit list), or
+ * `initial_interval_s` with optional `backoff_coefficient` (default 2) and
+ * `maximum_interval_s` (default 100 initial intervals). A mix is refused naming the field.
+ */
+export const RetrySchema = z
+  .strictObject({
+    max_attempts: z.number().int().min(1).max(LIMITS.taskMaxAttempts).default(TASK_DEFAULTS.retry.max_attempts),
+    backoff_seconds: z.array(backoffS).max(LIMITS.taskMaxAttempts).optional(),
+    initial_interval_s: backoffS.optional(),
+    backoff_coefficient: z.number().min(1, 'must be at least 1').max(LIMITS.taskBackoffCoefficientMax, `must be at most ${LIMITS.taskBackoffCoefficientMax}`).optional(),
+    maximum_interval_s: backoffS.optional(),
+  })
+  .superRefine((r, ctx) => {
+    const exponential = EXPONENTIAL_FIELDS.filter((k) => r[k] !== undefined);
+    if (r.backoff_seconds !== undefined) {
+      for (const k of exponential) ctx.addIssue({ code: 'custom', path: [k], message: 'cannot be combined with backoff_seconds: use either backoff_seconds or the exponential settings (initial_interval_s, backoff_coefficient, maximum_interval_s)' });
+    } else if (exponential.length && r.initial_interval_s === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['initial_interval_s'], message: `is required with ${exponential.join(' and ')} (the exponential retry style)` });
+    }
+  })
+  .transform((r): RetryPolicy =>
+    r.initial_interval_s !== undefined
+      ? {
+          max_attempts: r.max_attempts,
+          initial_interval_s: r.initial_interval_s,
+          backoff_coefficient: r.backoff_coefficient ?? RETRY_DEFAULTS.backoff_coefficient,
+          maximum_interval_s: r.maximum_interval_s ?? defaultMaximumIntervalS(r.initial_interval_s),
+        }
+      : { max_attempts: r.max_attempts, backoff_seconds: r.backoff_seconds ?? [] },
+  )
+  .meta({ id: 'Retry' });
 
 const CalendarSchema = z.strictObject({
   holidays: z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date (YYYY-MM-DD)')).max(LIMITS.holidaysMax).default([]),

@@ -215,6 +215,10 @@ export const LIMITS = {
   taskMaxAttempts: 20,
   /** Longest single backoff wait: a week, so a ladder can span a weekend outage. */
   taskBackoffMaxS: 7 * 24 * 3600,
+  /** Exponential retry: the growth factor at most (Temporal's own policies start at 2); 10 already reaches a week in 6 steps. */
+  taskBackoffCoefficientMax: 10,
+  /** Exponential retry without maximum_interval_s: the cap is this many initial intervals (Temporal's default, 100). */
+  taskBackoffDefaultCapFactor: 100,
   /** Longest misfire grace: a day; beyond that a "late" run has lost its meaning. */
   taskMisfireGraceMaxS: 24 * 3600,
   /** A fire this late still counts as on time (a busy worker, not downtime), whatever the misfire grace. */

@@ -8,6 +8,7 @@
  */
 import { DomainError, ErrorCode, type FieldError } from './errors';
 import { LIMITS } from './limits';
+import { retryProblems, type RetryPolicy } from './task-retry';
 
 /** A secret's environment variable name, as a task's `api_key_env` or `token_env` may give it (lib/config.ts readSecret reads it). */
 export const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,127}$/;
@@ -80,12 +81,9 @@ export interface SessionDelivery {
 export type DeliveryTarget = WebhookDelivery | SessionDelivery;
 export const DELIVERY_TYPES = ['webhook', 'session'] as const;
 
-export interface RetryPolicy {
-  /** Attempts in all, the first included. */
-  max_attempts: number;
-  /** Waits between attempts, in seconds; at most max_attempts - 1 entries, the last one repeats. */
-  backoff_seconds: number[];
-}
+/** Either style of retry settings (explicit list or exponential): lib/domain/task-retry.ts. */
+export type { RetryPolicy } from './task-retry';
+export { backoffBeforeAttempt } from './task-retry';
 
 export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'allow', 'cancel_previous'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
@@ -271,22 +269,13 @@ export function taskDefinitionProblems(d: TaskDefinition): FieldError[] {
   const t = d.trigger;
   if (t.type === 'cron' && !isTimeZone(t.timezone)) out.push({ field: 'trigger.timezone', reason: `is not a known IANA time zone: ${t.timezone}` });
   if (t.type === 'interval' && t.every_s < LIMITS.taskMinIntervalS) out.push({ field: 'trigger.every_s', reason: `must be at least ${LIMITS.taskMinIntervalS}` });
-  if (d.retry.backoff_seconds.length > d.retry.max_attempts - 1) {
-    out.push({ field: 'retry.backoff_seconds', reason: `has ${d.retry.backoff_seconds.length} entries; at most max_attempts - 1 = ${d.retry.max_attempts - 1}` });
-  }
+  out.push(...retryProblems(d.retry));
   const unknown = unknownTemplateVariables(d.agent.prompt_template);
   if (unknown.length) out.push({ field: 'agent.prompt_template', reason: `uses unknown variable(s) ${unknown.map((v) => `{{${v}}}`).join(', ')}; known: ${TEMPLATE_VARIABLES.join(', ')}` });
   for (const [i, h] of (d.calendar?.holidays ?? []).entries()) {
     if (Number.isNaN(Date.parse(`${h}T00:00:00Z`))) out.push({ field: `calendar.holidays.${i}`, reason: 'is not a date (YYYY-MM-DD)' });
   }
   return out;
-}
-
-/** The wait before attempt `next` (2-based): the backoff list, its last entry repeating. */
-export function backoffBeforeAttempt(retry: RetryPolicy, next: number): number {
-  const list = retry.backoff_seconds;
-  if (list.length === 0) return 0;
-  return list[Math.min(next - 2, list.length - 1)];
 }
 
 // ---- the agent answer protocol (the article's schedule_invoke) ------------------------

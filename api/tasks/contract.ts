@@ -95,8 +95,20 @@ const WebhookAgentSchema = z.strictObject({
   prompt_template: template,
   secret: z.string().min(8).max(500).optional(),
 });
+const OpenClawAgentSchema = z.strictObject({
+  type: z.literal('openclaw'),
+  url: httpUrl.describe("the Gateway's base URL, e.g. http://127.0.0.1:18789"),
+  hooks_path: z.string().regex(/^\/[A-Za-z0-9._~\/-]{0,99}$/, 'must be a path starting with /').default('/hooks').describe("the Gateway's hooks.path"),
+  token_env: z.string({ error: 'is required' }).regex(SECRET_NAME_RE, 'must be an environment variable name (A-Z, 0-9, _)').describe("the environment variable (on the worker) holding the Gateway's hooks.token"),
+  persona: plainText(LIMITS.personaMaxChars).optional(),
+  prompt_template: template,
+  agent_id: plainText(200).optional(),
+  session_key: plainText(500).optional(),
+  model: plainText(200).optional(),
+  deliver: z.boolean().default(false).describe("whether OpenClaw also sends the agent's reply to a channel"),
+});
 export const AgentSchema = z
-  .discriminatedUnion('type', [OpenAiAgentSchema, WebhookAgentSchema], {
+  .discriminatedUnion('type', [OpenAiAgentSchema, WebhookAgentSchema, OpenClawAgentSchema], {
     error: (i) => (i.code === 'invalid_union' ? `type must be one of ${AGENT_TYPES.join(', ')}` : undefined),
   })
   .meta({ id: 'Agent' });
@@ -423,6 +435,39 @@ export const getRun = defineRoute({
   errors: [400, 401, 403, 404, 503],
 });
 
+export const ReportResultBody = z
+  .strictObject({
+    ...AgentAnswerSchema.shape,
+    attempt: z.number().int().min(1).max(LIMITS.taskMaxAttempts).optional().describe('the attempt this result answers (the run context names it); default the attempt in progress'),
+  })
+  .meta({ id: 'RunResultReport' });
+
+export const ResultOutcome = z
+  .object({
+    run_id: z.string(),
+    task_id: z.string(),
+    attempt: z.number().int(),
+    outcome: z.enum(['success', 'retry', 'failed']).describe('success: the run succeeds with this answer; retry: the agent reported failed and an attempt remains; failed: it was the last attempt'),
+    deduplicated: z.boolean().describe('true when this exact result had been accepted before: the first outcome, nothing done twice'),
+  })
+  .meta({ id: 'RunResultOutcome' });
+
+export const reportRunResult = defineRoute({
+  method: 'post',
+  path: '/v1/runs/:id/result',
+  tag: 'tasks',
+  summary: "An agent reports its result (the answer protocol) for a run that waits for it (webhook agent after 202, openclaw agent); the same result again answers the same outcome",
+  description:
+    'Refusals: 400 naming the field for an answer outside the protocol (the run keeps waiting); 404 for an unknown run; 409 run_not_waiting (finished, between attempts, or an agent that answers directly) or result_conflict (another task_id, or a different result already accepted for the attempt), with run_status, attempt and waiting.',
+  scopes: Operation.ManageTasks,
+  parameterExamples: { id: 'run/daily-digest/2025-01-06T07:00:00.000Z' },
+  params: z.object({ id: z.string().min(1).max(300) }),
+  body: ReportResultBody,
+  responses: { 200: ResultOutcome },
+  errors: [400, 401, 403, 404, 409, 503],
+  example: { task_id: 'daily-digest', status: 'success', processed: 128, errors: [{ item: 7, reason: 'source timed out' }], summary: '今日舆情平稳，2 条异常已标注。', next_action: null },
+});
+
 export const previewSchedule = defineRoute({
   method: 'get',
   path: '/v1/schedules/preview',
@@ -453,5 +498,6 @@ export const taskRoutes = {
   listTaskRuns,
   listRuns,
   getRun,
+  reportRunResult,
   previewSchedule,
 } as const;

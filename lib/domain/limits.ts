@@ -247,6 +247,12 @@ export const LIMITS = {
   schedulerFiresPerRun: 500,
   /** Answers the agent may give: the first, and one re-ask with the validation error. */
   agentAnswerAsks: 2,
+  /**
+   * POST /v1/runs/{run_id}/result waits this long for the run workflow to take the result: the
+   * update is a few milliseconds when a worker runs; longer means none does, and the agent should
+   * retry (the same result is deduplicated) rather than hold its connection open.
+   */
+  runResultUpdateMs: 10_000,
   /** Outgoing HTTP (deliveries, alerts): a receiver that does not answer in this long failed. */
   outboundTimeoutMs: 30_000,
   /** Redirects an outgoing request follows at most; each hop is checked by the SSRF guard again. */

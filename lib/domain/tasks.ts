@@ -65,8 +65,31 @@ export interface WebhookAgent {
   /** When set, requests carry X-Timekeeper-Signature: sha256=<hex HMAC of the body>. */
   secret?: string;
 }
-export type AgentTarget = OpenAiAgent | WebhookAgent;
-export const AGENT_TYPES = ['openai', 'webhook'] as const;
+/**
+ * An OpenClaw Gateway: POST <url><hooks_path>/agent starts an agent turn with `message`; the
+ * agent reports its result through POST /v1/runs/{run_id}/result (lib/domain/task-results.ts).
+ */
+export interface OpenClawAgent {
+  type: 'openclaw';
+  /** The Gateway's base URL, e.g. http://127.0.0.1:18789. */
+  url: string;
+  /** The Gateway's hooks.path (default /hooks). */
+  hooks_path: string;
+  /** Name of the environment variable holding the Gateway's hooks.token; the token itself is never stored. */
+  token_env: string;
+  persona?: string;
+  prompt_template: string;
+  /** Routes the turn to this configured agent (hooks.allowedAgentIds must allow it). */
+  agent_id?: string;
+  /** The agent session to run in (the Gateway must allow request session keys). */
+  session_key?: string;
+  /** Model override, as OpenClaw's `model` (e.g. openai/gpt-5.2-mini). */
+  model?: string;
+  /** Whether OpenClaw also sends the agent's reply to a channel (default false: the result comes back here). */
+  deliver: boolean;
+}
+export type AgentTarget = OpenAiAgent | WebhookAgent | OpenClawAgent;
+export const AGENT_TYPES = ['openai', 'webhook', 'openclaw'] as const;
 
 export interface WebhookDelivery {
   type: 'webhook';

@@ -6,15 +6,14 @@
  */
 import { createHmac } from 'node:crypto';
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId, uniqueTaskId } from '../support/system';
 import { chatAnswer, eventually, fakeServers, protocolAnswer, Received } from '../support/fake-services';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
 const servers = fakeServers();
 const server = servers.start;
-let counter = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+const uid = uniqueTaskId;
 
 beforeAll(async () => {
   sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });

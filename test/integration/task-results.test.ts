@@ -6,15 +6,14 @@
  * retry on durable timers. Real Temporal and PostgreSQL.
  */
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem } from '../support/system';
+import { refusal, startTestSystem, TestSystem, uniqueTaskId } from '../support/system';
 import { eventually, fakeOpenClawGateway, fakeServers, protocolAnswer } from '../support/fake-services';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
 const servers = fakeServers();
 const server = servers.start;
-let counter = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+const uid = uniqueTaskId;
 const OPENCLAW_TOKEN = 'oc-hooks-token-for-tests';
 const PROBLEM = (code: string) => `https://timekeeper.dev/problems/${code}`;
 

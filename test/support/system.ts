@@ -186,3 +186,8 @@ let sessionCounter = 0;
 export function uniqueSessionId(prefix = 's'): string {
   return `${prefix}_${process.pid}_${Date.now().toString(36)}_${sessionCounter++}`;
 }
+
+/** A task id no other test (or earlier run against the same database) uses. */
+export function uniqueTaskId(prefix: string): string {
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${sessionCounter++}`;
+}

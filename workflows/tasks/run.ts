@@ -19,7 +19,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { TaskActivities } from '../../activities/tasks';
-import { isAwaitingResult, resultPath } from '../../lib/domain/task-results';
+import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/task-results';
 import { backoffBeforeAttempt, type AgentAnswer } from '../../lib/domain/tasks';
 import { RunInput, RunResult, RunState, RunStatusKey, changedSignal, runStateQuery } from './messages';
 import { ResultInbox } from './results';
@@ -65,7 +65,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     const attemptStart = Date.now();
     inbox.open(attempt);
     try {
-      let direct;
+      let direct: AgentAnswer | AwaitingResult;
       try {
         direct = await agent.runAgent({ task, runId: input.runId, trigger: input.trigger, nominalMs: input.nominalMs, startedMs, attempt });
       } catch (err) {

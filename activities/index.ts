@@ -16,12 +16,14 @@ export interface ActivityDeps {
   outboundAllowHosts?: readonly string[];
   /** Reads a task's secret by its environment variable name (lib/config.ts readSecret). Default: none readable. */
   secret?: (name: string) => string | undefined;
+  /** The API's base URL as agents reach it, for results reported later (PUBLIC_URL). Default http://127.0.0.1:8000. */
+  publicUrl?: string;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
-    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined) }),
+    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000' }),
   };
 }

@@ -32,6 +32,8 @@ import { fireTimes } from '../lib/domain/schedule';
 import { metrics } from '../lib/metrics';
 import { TaskStore, type RunLogInput } from '../lib/store/tasks';
 import { parseAgentAnswer } from '../lib/domain/task-answer';
+import { resultPath, type AwaitingResult } from '../lib/domain/task-results';
+import { openclawHookRequest } from './openclaw-agent';
 
 export interface TaskActivityDeps {
   pool: Pool;
@@ -40,6 +42,8 @@ export interface TaskActivityDeps {
   outboundAllowHosts: readonly string[];
   /** Reads a secret by its environment variable name (lib/config.ts readSecret). */
   secret: (name: string) => string | undefined;
+  /** The API's base URL as agents reach it (PUBLIC_URL): results reported later go to <base>/v1/runs/{run_id}/result. */
+  publicUrl: string;
 }
 
 export interface FireTimesInput {
@@ -108,8 +112,12 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     }
   }
 
-  /** One attempt: build what the agent wakes up with, ask it, check its answer (asking again once). */
-  async function runAgent(call: AgentCall): Promise<AgentAnswer> {
+  /**
+   * One attempt: build what the agent wakes up with, ask it, check its answer (asking again
+   * once). Agents that report later (webhook 202, OpenClaw) return AwaitingResult: the run
+   * workflow then waits for POST /v1/runs/{run_id}/result.
+   */
+  async function runAgent(call: AgentCall): Promise<AgentAnswer | AwaitingResult> {
     const { task } = call;
     const tz = triggerZone(task.trigger);
     const nowMs = Date.now();
@@ -150,7 +158,23 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       throw fail('invalid_answer', `the agent's answer did not follow the protocol, also when asked again: ${problem}`);
     }
 
-    // webhook agent: POST the run context; a JSON answer is the result.
+    const resultUrl = `${deps.publicUrl.replace(/\/+$/, '')}${resultPath(call.runId)}`;
+    if (agent.type === 'openclaw') {
+      const token = deps.secret(agent.token_env);
+      if (!token) throw fail('agent_misconfigured', `agent.token_env: the environment variable ${agent.token_env} is not set (or not readable) on the worker`);
+      const req = openclawHookRequest({ task, agent, token, runId: call.runId, attempt: call.attempt, system, prompt, resultUrl });
+      const res = await post(req.url, req.body, req.headers);
+      if (res.status < 200 || res.status > 299) throw fail('agent_error', `the OpenClaw Gateway answered HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+      let ocRun: unknown;
+      try {
+        ocRun = JSON.parse(res.body).runId;
+      } catch {
+        ocRun = undefined;
+      }
+      return { awaiting_result: true, detail: `the OpenClaw Gateway started the agent turn${typeof ocRun === 'string' ? ` (OpenClaw run ${ocRun.slice(0, 100)})` : ''}` };
+    }
+
+    // webhook agent: POST the run context; a JSON answer is the result, 202 means it comes to result_url.
     let problem: string | undefined;
     for (let ask = 1; ask <= LIMITS.agentAnswerAsks; ask++) {
       const body = JSON.stringify({
@@ -164,10 +188,11 @@ export function createTaskActivities(deps: TaskActivityDeps) {
         prompt,
         time_context: timeContext,
         memory,
+        result_url: resultUrl,
         ...(problem ? { previous_answer_problem: problem } : {}),
       });
       const res = await post(agent.url, body, { 'content-type': 'application/json', 'idempotency-key': `${call.runId}#${call.attempt}.${ask}`, ...sign(agent.secret, body) });
-      if (res.status === 202) throw fail('agent_error', 'the webhook answered 202: results reported later through /v1/runs/{run_id}/result are not supported yet');
+      if (res.status === 202) return { awaiting_result: true, detail: 'the webhook answered 202 Accepted' };
       if (res.status < 200 || res.status > 299) throw fail('agent_error', `the webhook answered HTTP ${res.status}: ${res.body.slice(0, 300)}`);
       const parsed = parseAgentAnswer(res.body, task.task_id);
       if (parsed.ok) return parsed.answer;

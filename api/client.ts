@@ -314,6 +314,13 @@ export class TimekeeperClient {
     get: async (runId: string, opts?: CallOptions): Promise<ResponseBody<'getRun'>> => (await this.call('getRun', { ...opts, params: { id: runId } })).body,
     /** Runs by status and task; `status: 'needs_attention'` is the queue of runs that failed for good. */
     list: async (query?: Q<'listRuns'>, opts?: CallOptions): Promise<ResponseBody<'listRuns'>> => (await this.call('listRuns', { ...opts, query })).body,
+    /**
+     * Reports an agent's result (the answer protocol object, optionally with `attempt`) for a run
+     * that waits for it; the same result again answers the same outcome (`deduplicated: true`).
+     * Rejects with 400 naming the field, 404, or 409 run_not_waiting / result_conflict.
+     */
+    reportResult: async (runId: string, body: B<'reportRunResult'>, opts?: CallOptions): Promise<ResponseBody<'reportRunResult'>> =>
+      (await this.call('reportRunResult', { ...opts, params: { id: runId }, body })).body,
   };
 
   /** Cron expressions checked before they are saved (/v1/schedules/preview). */

@@ -40,6 +40,8 @@ const TITLES: Record<ErrorCode, string> = {
   internal_error: 'Internal error',
   task_exists: 'Task already exists',
   task_deleted: 'Task deleted',
+  run_not_waiting: 'Run is not waiting for a result',
+  result_conflict: 'Result conflicts with the run',
 };
 
 const V1_STATUS: Record<ErrorCode, number> = {
@@ -64,6 +66,8 @@ const V1_STATUS: Record<ErrorCode, number> = {
   internal_error: 500,
   task_exists: 409,
   task_deleted: 409,
+  run_not_waiting: 409,
+  result_conflict: 409,
 };
 
 const SEED_STATUS: Partial<Record<ErrorCode, number>> = {

@@ -101,7 +101,7 @@ export async function run(opts: RunOptions): Promise<void> {
           pool,
           sessions: config,
           wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-          tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore },
+          tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore },
         });
       let worker = await create();
       let running: Promise<void> = worker.run();

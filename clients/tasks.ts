@@ -6,13 +6,17 @@
  * failures come out as DomainErrors, classified by type.
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { canonicalize } from '../lib/domain/canonical-json';
+import { LIMITS } from '../lib/domain/limits';
+import { resultErrors, type ResultOutcome, type ResultReport } from '../lib/domain/task-results';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { TaskAction, manualRunId, schedulerWorkflowId, taskErrors, type TaskDefinition } from '../lib/domain/tasks';
 import { RunStatusKey, TaskIdKey } from '../lib/search-attributes';
 import { TaskStore, type TaskRow } from '../lib/store/tasks';
-import { RunQueues, SchedulerState, TaskChange, changedSignal, schedulerStateQuery } from '../workflows/tasks/messages';
+import { RunQueues, SchedulerState, TaskChange, changedSignal, resultUpdate, schedulerStateQuery } from '../workflows/tasks/messages';
+import { domainErrorOf, isDeadline, workflowGone } from './failures';
 import { taskRunWorkflow } from '../workflows/tasks/run';
 import { taskSchedulerWorkflow } from '../workflows/tasks/scheduler';
 
@@ -83,6 +87,42 @@ export class TaskClient {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw this.classify(err);
     }
     return { runId };
+  }
+
+  /**
+   * An agent's result for a run that waits for it: the run workflow's `result` update decides
+   * (its validator refuses with the run's state). When the workflow has ended, the execution
+   * log answers: the same result it recorded gets the same outcome again, anything else 409.
+   */
+  async reportResult(runId: string, report: ResultReport): Promise<ResultOutcome> {
+    try {
+      return await this.opts.client.withDeadline(Date.now() + LIMITS.runResultUpdateMs, () =>
+        this.opts.client.workflow.getHandle(runId).executeUpdate(resultUpdate, { args: [report] }),
+      );
+    } catch (err) {
+      const refused = domainErrorOf(err);
+      if (refused) throw refused;
+      if (workflowGone(err)) return this.resultAfterRun(runId, report);
+      if (isDeadline(err)) {
+        throw new DomainError(ErrorCode.Unavailable, `the run did not take the result within ${LIMITS.runResultUpdateMs} ms (is a worker running?); it may still take it: send the same result again`).withExtra({
+          may_be_stored: true,
+        });
+      }
+      throw new DomainError(ErrorCode.Unavailable, `the run could not be reached: ${(err as Error).message}; send the same result again`);
+    }
+  }
+
+  private async resultAfterRun(runId: string, report: ResultReport): Promise<ResultOutcome> {
+    const run = await this.store.getRun(runId);
+    if (!run) throw taskErrors.runNotFound(runId);
+    const key = canonicalize(report.answer);
+    const same = (await this.store.runLog(runId)).find(
+      (row) => row.result !== null && row.result !== undefined && canonicalize(row.result) === key && (report.attempt === undefined || report.attempt === row.attempt),
+    );
+    if (same && same.status !== 'running' && same.status !== 'skipped') {
+      return { run_id: runId, task_id: run.task_id, attempt: same.attempt, outcome: same.status, deduplicated: true };
+    }
+    throw resultErrors.notWaiting(runId, { run_status: run.status, attempt: run.attempt, waiting: false }, `it is ${run.status}`);
   }
 
   /** The scheduler's own view (next fire time, running runs), or undefined when it does not answer. */

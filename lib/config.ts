@@ -86,6 +86,7 @@ const EnvSchema = z.object({
   OML_PORT: intVar('OML_PORT', 0, 0, 65535),
   WORKER_METRICS_PORT: intVar('WORKER_METRICS_PORT', 0, 0, 65535),
   OUTBOUND_ALLOW_HOSTS: optional,
+  PUBLIC_URL: optional.pipe(z.url({ error: 'PUBLIC_URL must be an http(s) URL', protocol: /^https?$/ }).optional()),
   TASKS_TASK_QUEUE: optional,
   TASKS_CORE_TASK_QUEUE: optional,
   [TUNABLE.taskSlotsDefault.env]: tunable(TUNABLE.taskSlotsDefault),
@@ -165,6 +166,12 @@ export interface Config {
    * From OUTBOUND_ALLOW_HOSTS, comma-separated. Default none.
    */
   outboundAllowHosts: string[];
+  /**
+   * The API's base URL as agents reach it (PUBLIC_URL, no trailing slash): a webhook or OpenClaw
+   * agent posts its result to <publicUrl>/v1/runs/{run_id}/result. Default the listen address
+   * (http://HOST:PORT, 127.0.0.1 for a wildcard HOST).
+   */
+  publicUrl: string;
   /** Task queue of `default`-priority task runs; undefined: "<taskQueue>-tasks". */
   tasksTaskQueue: string | undefined;
   /** Task queue of `core`-priority task runs; undefined: "<taskQueue>-tasks-core". */
@@ -247,11 +254,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
+    publicUrl: (e.PUBLIC_URL ?? `http://${listenHostForUrl(e.HOST ?? '127.0.0.1')}:${e.PORT}`).replace(/\/+$/, ''),
     tasksTaskQueue: e.TASKS_TASK_QUEUE,
     tasksCoreTaskQueue: e.TASKS_CORE_TASK_QUEUE,
     taskSlotsDefault: e[TUNABLE.taskSlotsDefault.env],
     taskSlotsCore: e[TUNABLE.taskSlotsCore.env],
   };
+}
+
+/** The host part of a URL to the listen address: a wildcard bind is reached on loopback; IPv6 in brackets. */
+function listenHostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** As OML: the OpenClaw workspace when there is one, else a local folder. */

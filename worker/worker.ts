@@ -30,6 +30,8 @@ export interface TimekeeperWorkerOptions {
     queues?: { default: string; core: string };
     outboundAllowHosts?: readonly string[];
     secret?: (name: string) => string | undefined;
+    /** The API's base URL as agents reach it (PUBLIC_URL), for results reported later. */
+    publicUrl?: string;
     slotsDefault?: number;
     slotsCore?: number;
   };
@@ -53,7 +55,7 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   };
   // Activities that write to a timeline go through the session workflow, its single writer.
   const sessions = new SessionClient({ client: new Client({ connection: opts.connection, namespace: opts.namespace }), pool: opts.pool, taskQueue: opts.taskQueue, ...s });
-  const activities = createActivities({ pool: opts.pool, sessions, wake: opts.wake, outboundAllowHosts: opts.tasks?.outboundAllowHosts, secret: opts.tasks?.secret });
+  const activities = createActivities({ pool: opts.pool, sessions, wake: opts.wake, outboundAllowHosts: opts.tasks?.outboundAllowHosts, secret: opts.tasks?.secret, publicUrl: opts.tasks?.publicUrl });
   const workflowBundle = opts.workflowBundle ?? { code: (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') })).code };
   const queues = opts.tasks?.queues ?? taskRunQueues({ taskQueue: opts.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
   const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs };

@@ -25,6 +25,7 @@ import {
 } from '../../lib/domain/tasks';
 import { cronProblem } from '../../lib/domain/schedule';
 import { AgentAnswerSchema } from '../../lib/domain/task-answer';
+import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';
 import { defineRoute, limitParam, plainText } from '../contract';
 import { Operation } from '../scopes';
 
@@ -94,8 +95,20 @@ const WebhookAgentSchema = z.strictObject({
   prompt_template: template,
   secret: z.string().min(8).max(500).optional(),
 });
+const OpenClawAgentSchema = z.strictObject({
+  type: z.literal('openclaw'),
+  url: httpUrl.describe("the Gateway's base URL, e.g. http://127.0.0.1:18789"),
+  hooks_path: z.string().regex(/^\/[A-Za-z0-9._~\/-]{0,99}$/, 'must be a path starting with /').default('/hooks').describe("the Gateway's hooks.path"),
+  token_env: z.string({ error: 'is required' }).regex(SECRET_NAME_RE, 'must be an environment variable name (A-Z, 0-9, _)').describe("the environment variable (on the worker) holding the Gateway's hooks.token"),
+  persona: plainText(LIMITS.personaMaxChars).optional(),
+  prompt_template: template,
+  agent_id: plainText(200).optional(),
+  session_key: plainText(500).optional(),
+  model: plainText(200).optional(),
+  deliver: z.boolean().default(false).describe("whether OpenClaw also sends the agent's reply to a channel"),
+});
 export const AgentSchema = z
-  .discriminatedUnion('type', [OpenAiAgentSchema, WebhookAgentSchema], {
+  .discriminatedUnion('type', [OpenAiAgentSchema, WebhookAgentSchema, OpenClawAgentSchema], {
     error: (i) => (i.code === 'invalid_union' ? `type must be one of ${AGENT_TYPES.join(', ')}` : undefined),
   })
   .meta({ id: 'Agent' });
@@ -115,13 +128,41 @@ export const DeliverySchema = z
   .preprocess((d) => (d !== null && typeof d === 'object' && !Array.isArray(d) ? [d] : d), z.array(DeliveryTargetSchema).max(LIMITS.taskDeliveryTargetsMax))
   .describe('one delivery target, or a list of them');
 
-export const RetrySchema = z.strictObject({
-  max_attempts: z.number().int().min(1).max(LIMITS.taskMaxAttempts).default(TASK_DEFAULTS.retry.max_attempts),
-  backoff_seconds: z
-    .array(z.number().min(0, 'must not be negative').max(LIMITS.taskBackoffMaxS, `must be at most ${LIMITS.taskBackoffMaxS}`))
-    .max(LIMITS.taskMaxAttempts)
-    .default([]),
-});
+const backoffS = z.number({ error: 'must be a number of seconds' }).min(0, 'must not be negative').max(LIMITS.taskBackoffMaxS, `must be at most ${LIMITS.taskBackoffMaxS}`);
+const EXPONENTIAL_FIELDS = ['initial_interval_s', 'backoff_coefficient', 'maximum_interval_s'] as const;
+
+/**
+ * Retry settings in exactly one of two styles: `backoff_seconds` (an explicit list), or
+ * `initial_interval_s` with optional `backoff_coefficient` (default 2) and
+ * `maximum_interval_s` (default 100 initial intervals). A mix is refused naming the field.
+ */
+export const RetrySchema = z
+  .strictObject({
+    max_attempts: z.number().int().min(1).max(LIMITS.taskMaxAttempts).default(TASK_DEFAULTS.retry.max_attempts),
+    backoff_seconds: z.array(backoffS).max(LIMITS.taskMaxAttempts).optional(),
+    initial_interval_s: backoffS.optional(),
+    backoff_coefficient: z.number().min(1, 'must be at least 1').max(LIMITS.taskBackoffCoefficientMax, `must be at most ${LIMITS.taskBackoffCoefficientMax}`).optional(),
+    maximum_interval_s: backoffS.optional(),
+  })
+  .superRefine((r, ctx) => {
+    const exponential = EXPONENTIAL_FIELDS.filter((k) => r[k] !== undefined);
+    if (r.backoff_seconds !== undefined) {
+      for (const k of exponential) ctx.addIssue({ code: 'custom', path: [k], message: 'cannot be combined with backoff_seconds: use either backoff_seconds or the exponential settings (initial_interval_s, backoff_coefficient, maximum_interval_s)' });
+    } else if (exponential.length && r.initial_interval_s === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['initial_interval_s'], message: `is required with ${exponential.join(' and ')} (the exponential retry style)` });
+    }
+  })
+  .transform((r): RetryPolicy =>
+    r.initial_interval_s !== undefined
+      ? {
+          max_attempts: r.max_attempts,
+          initial_interval_s: r.initial_interval_s,
+          backoff_coefficient: r.backoff_coefficient ?? RETRY_DEFAULTS.backoff_coefficient,
+          maximum_interval_s: r.maximum_interval_s ?? defaultMaximumIntervalS(r.initial_interval_s),
+        }
+      : { max_attempts: r.max_attempts, backoff_seconds: r.backoff_seconds ?? [] },
+  )
+  .meta({ id: 'Retry' });
 
 const CalendarSchema = z.strictObject({
   holidays: z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date (YYYY-MM-DD)')).max(LIMITS.holidaysMax).default([]),
@@ -394,6 +435,39 @@ export const getRun = defineRoute({
   errors: [400, 401, 403, 404, 503],
 });
 
+export const ReportResultBody = z
+  .strictObject({
+    ...AgentAnswerSchema.shape,
+    attempt: z.number().int().min(1).max(LIMITS.taskMaxAttempts).optional().describe('the attempt this result answers (the run context names it); default the attempt in progress'),
+  })
+  .meta({ id: 'RunResultReport' });
+
+export const ResultOutcome = z
+  .object({
+    run_id: z.string(),
+    task_id: z.string(),
+    attempt: z.number().int(),
+    outcome: z.enum(['success', 'retry', 'failed']).describe('success: the run succeeds with this answer; retry: the agent reported failed and an attempt remains; failed: it was the last attempt'),
+    deduplicated: z.boolean().describe('true when this exact result had been accepted before: the first outcome, nothing done twice'),
+  })
+  .meta({ id: 'RunResultOutcome' });
+
+export const reportRunResult = defineRoute({
+  method: 'post',
+  path: '/v1/runs/:id/result',
+  tag: 'tasks',
+  summary: "An agent reports its result (the answer protocol) for a run that waits for it (webhook agent after 202, openclaw agent); the same result again answers the same outcome",
+  description:
+    'Refusals: 400 naming the field for an answer outside the protocol (the run keeps waiting); 404 for an unknown run; 409 run_not_waiting (finished, between attempts, or an agent that answers directly) or result_conflict (another task_id, or a different result already accepted for the attempt), with run_status, attempt and waiting.',
+  scopes: Operation.ManageTasks,
+  parameterExamples: { id: 'run/daily-digest/2025-01-06T07:00:00.000Z' },
+  params: z.object({ id: z.string().min(1).max(300) }),
+  body: ReportResultBody,
+  responses: { 200: ResultOutcome },
+  errors: [400, 401, 403, 404, 409, 503],
+  example: { task_id: 'daily-digest', status: 'success', processed: 128, errors: [{ item: 7, reason: 'source timed out' }], summary: '今日舆情平稳，2 条异常已标注。', next_action: null },
+});
+
 export const previewSchedule = defineRoute({
   method: 'get',
   path: '/v1/schedules/preview',
@@ -424,5 +498,6 @@ export const taskRoutes = {
   listTaskRuns,
   listRuns,
   getRun,
+  reportRunResult,
   previewSchedule,
 } as const;

@@ -4,7 +4,7 @@ import { Router } from 'express';
 import type { TaskClient } from '../../clients/tasks';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
-import { describeCron, describeTrigger, schedulerWorkflowId, taskDefinitionProblems, taskErrors, type TaskDefinition } from '../../lib/domain/tasks';
+import { describeCron, describeTrigger, schedulerWorkflowId, taskDefinitionProblems, taskErrors, type AgentAnswer, type TaskDefinition } from '../../lib/domain/tasks';
 import { cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { KeyStore } from '../auth';
@@ -22,6 +22,7 @@ import {
   patchTask,
   pauseTask,
   previewSchedule,
+  reportRunResult,
   resumeTask,
   triggerTask,
 } from './contract';
@@ -192,6 +193,13 @@ export function taskRouter({ tasks, store, keys }: TaskDeps): Router {
       log: log.map((l) => ({ status: l.status, attempt: l.attempt, reason: l.reason, recorded_at: l.recorded_at.toISOString() })),
       deliveries: deliveries.map((d) => ({ ...d, recorded_at: d.recorded_at.toISOString() })),
     });
+  });
+
+  route(r, keys, reportRunResult, async (req, res) => {
+    const id = parse(reportRunResult.params.shape.id, req.params.id, 'run_id');
+    // Parsed before anything is sent: an answer outside the protocol is a 400 and the run keeps waiting.
+    const { attempt, ...answer } = parse(reportRunResult.body, jsonBody(req));
+    res.json(await tasks.reportResult(id, { answer: answer as AgentAnswer, ...(attempt !== undefined ? { attempt } : {}) }));
   });
 
   route(r, keys, previewSchedule, (req, res) => {

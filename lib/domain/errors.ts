@@ -47,6 +47,10 @@ export const ErrorCode = {
   TaskExists: 'task_exists',
   /** The task was deleted: its history and runs stay readable, it can no longer change. */
   TaskDeleted: 'task_deleted',
+  /** A run result arrived while the run does not wait for one (finished, between attempts, or an agent that answers directly). */
+  RunNotWaiting: 'run_not_waiting',
+  /** A run result contradicts the run: another task's task_id, or a different result already accepted for the attempt. */
+  ResultConflict: 'result_conflict',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

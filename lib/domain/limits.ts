@@ -215,6 +215,10 @@ export const LIMITS = {
   taskMaxAttempts: 20,
   /** Longest single backoff wait: a week, so a ladder can span a weekend outage. */
   taskBackoffMaxS: 7 * 24 * 3600,
+  /** Exponential retry: the growth factor at most (Temporal's own policies start at 2); 10 already reaches a week in 6 steps. */
+  taskBackoffCoefficientMax: 10,
+  /** Exponential retry without maximum_interval_s: the cap is this many initial intervals (Temporal's default, 100). */
+  taskBackoffDefaultCapFactor: 100,
   /** Longest misfire grace: a day; beyond that a "late" run has lost its meaning. */
   taskMisfireGraceMaxS: 24 * 3600,
   /** A fire this late still counts as on time (a busy worker, not downtime), whatever the misfire grace. */
@@ -243,6 +247,12 @@ export const LIMITS = {
   schedulerFiresPerRun: 500,
   /** Answers the agent may give: the first, and one re-ask with the validation error. */
   agentAnswerAsks: 2,
+  /**
+   * POST /v1/runs/{run_id}/result waits this long for the run workflow to take the result: the
+   * update is a few milliseconds when a worker runs; longer means none does, and the agent should
+   * retry (the same result is deduplicated) rather than hold its connection open.
+   */
+  runResultUpdateMs: 10_000,
   /** Outgoing HTTP (deliveries, alerts): a receiver that does not answer in this long failed. */
   outboundTimeoutMs: 30_000,
   /** Redirects an outgoing request follows at most; each hop is checked by the SSRF guard again. */

@@ -8,6 +8,7 @@
  */
 import { DomainError, ErrorCode, type FieldError } from './errors';
 import { LIMITS } from './limits';
+import { retryProblems, type RetryPolicy } from './task-retry';
 
 /** A secret's environment variable name, as a task's `api_key_env` or `token_env` may give it (lib/config.ts readSecret reads it). */
 export const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,127}$/;
@@ -64,8 +65,31 @@ export interface WebhookAgent {
   /** When set, requests carry X-Timekeeper-Signature: sha256=<hex HMAC of the body>. */
   secret?: string;
 }
-export type AgentTarget = OpenAiAgent | WebhookAgent;
-export const AGENT_TYPES = ['openai', 'webhook'] as const;
+/**
+ * An OpenClaw Gateway: POST <url><hooks_path>/agent starts an agent turn with `message`; the
+ * agent reports its result through POST /v1/runs/{run_id}/result (lib/domain/task-results.ts).
+ */
+export interface OpenClawAgent {
+  type: 'openclaw';
+  /** The Gateway's base URL, e.g. http://127.0.0.1:18789. */
+  url: string;
+  /** The Gateway's hooks.path (default /hooks). */
+  hooks_path: string;
+  /** Name of the environment variable holding the Gateway's hooks.token; the token itself is never stored. */
+  token_env: string;
+  persona?: string;
+  prompt_template: string;
+  /** Routes the turn to this configured agent (hooks.allowedAgentIds must allow it). */
+  agent_id?: string;
+  /** The agent session to run in (the Gateway must allow request session keys). */
+  session_key?: string;
+  /** Model override, as OpenClaw's `model` (e.g. openai/gpt-5.2-mini). */
+  model?: string;
+  /** Whether OpenClaw also sends the agent's reply to a channel (default false: the result comes back here). */
+  deliver: boolean;
+}
+export type AgentTarget = OpenAiAgent | WebhookAgent | OpenClawAgent;
+export const AGENT_TYPES = ['openai', 'webhook', 'openclaw'] as const;
 
 export interface WebhookDelivery {
   type: 'webhook';
@@ -80,12 +104,9 @@ export interface SessionDelivery {
 export type DeliveryTarget = WebhookDelivery | SessionDelivery;
 export const DELIVERY_TYPES = ['webhook', 'session'] as const;
 
-export interface RetryPolicy {
-  /** Attempts in all, the first included. */
-  max_attempts: number;
-  /** Waits between attempts, in seconds; at most max_attempts - 1 entries, the last one repeats. */
-  backoff_seconds: number[];
-}
+/** Either style of retry settings (explicit list or exponential): lib/domain/task-retry.ts. */
+export type { RetryPolicy } from './task-retry';
+export { backoffBeforeAttempt } from './task-retry';
 
 export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'allow', 'cancel_previous'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
@@ -271,22 +292,13 @@ export function taskDefinitionProblems(d: TaskDefinition): FieldError[] {
   const t = d.trigger;
   if (t.type === 'cron' && !isTimeZone(t.timezone)) out.push({ field: 'trigger.timezone', reason: `is not a known IANA time zone: ${t.timezone}` });
   if (t.type === 'interval' && t.every_s < LIMITS.taskMinIntervalS) out.push({ field: 'trigger.every_s', reason: `must be at least ${LIMITS.taskMinIntervalS}` });
-  if (d.retry.backoff_seconds.length > d.retry.max_attempts - 1) {
-    out.push({ field: 'retry.backoff_seconds', reason: `has ${d.retry.backoff_seconds.length} entries; at most max_attempts - 1 = ${d.retry.max_attempts - 1}` });
-  }
+  out.push(...retryProblems(d.retry));
   const unknown = unknownTemplateVariables(d.agent.prompt_template);
   if (unknown.length) out.push({ field: 'agent.prompt_template', reason: `uses unknown variable(s) ${unknown.map((v) => `{{${v}}}`).join(', ')}; known: ${TEMPLATE_VARIABLES.join(', ')}` });
   for (const [i, h] of (d.calendar?.holidays ?? []).entries()) {
     if (Number.isNaN(Date.parse(`${h}T00:00:00Z`))) out.push({ field: `calendar.holidays.${i}`, reason: 'is not a date (YYYY-MM-DD)' });
   }
   return out;
-}
-
-/** The wait before attempt `next` (2-based): the backoff list, its last entry repeating. */
-export function backoffBeforeAttempt(retry: RetryPolicy, next: number): number {
-  const list = retry.backoff_seconds;
-  if (list.length === 0) return 0;
-  return list[Math.min(next - 2, list.length - 1)];
 }
 
 // ---- the agent answer protocol (the article's schedule_invoke) ------------------------

@@ -90,6 +90,14 @@ test.each([
   ['an unknown delivery type', { delivery: { type: 'fax', number: '1' } }, 'delivery.0.type'],
   ['a backoff list longer than max_attempts - 1', { retry: { max_attempts: 2, backoff_seconds: [1, 2] } }, 'retry.backoff_seconds'],
   ['a negative backoff', { retry: { max_attempts: 3, backoff_seconds: [1, -2] } }, 'retry.backoff_seconds.1'],
+  ['both retry styles at once', { retry: { max_attempts: 3, backoff_seconds: [1], initial_interval_s: 2, backoff_coefficient: 2 } }, 'retry.backoff_coefficient'],
+  ['a backoff coefficient without initial_interval_s', { retry: { max_attempts: 3, backoff_coefficient: 2 } }, 'retry.initial_interval_s'],
+  ['a maximum interval below the initial one', { retry: { max_attempts: 3, initial_interval_s: 60, maximum_interval_s: 30 } }, 'retry.maximum_interval_s'],
+  ['a backoff coefficient below 1', { retry: { max_attempts: 3, initial_interval_s: 1, backoff_coefficient: 0.5 } }, 'retry.backoff_coefficient'],
+  ['an openclaw agent without token_env', { agent: { type: 'openclaw', url: 'http://127.0.0.1:18789', prompt_template: 'x' } }, 'agent.token_env'],
+  ['an openclaw token_env that is no variable name', { agent: { type: 'openclaw', url: 'http://127.0.0.1:18789', token_env: 'my token', prompt_template: 'x' } }, 'agent.token_env'],
+  ['an openclaw agent with a field OpenClaw has not', { agent: { type: 'openclaw', url: 'http://127.0.0.1:18789', token_env: 'OPENCLAW_HOOKS_TOKEN', prompt_template: 'x', channel_secret: 'x' } }, 'agent.channel_secret'],
+  ['an openclaw url that is not http(s)', { agent: { type: 'openclaw', url: 'ws://127.0.0.1:18789', token_env: 'OPENCLAW_HOOKS_TOKEN', prompt_template: 'x' } }, 'agent.url'],
   ['an unknown template variable', { agent: { type: 'webhook', url: 'https://a.example/agent', prompt_template: 'hi {{weather}}' } }, 'agent.prompt_template'],
   ['a timeout out of range', { timeout_s: 0 }, 'timeout_s'],
   ['a timeout too long', { timeout_s: 10 ** 9 }, 'timeout_s'],
@@ -103,6 +111,39 @@ test.each([
   expect((await refusal(tk.tasks.get(id))).status).toBe(404);
   const n = await sys.pool.query('SELECT count(*)::int AS n FROM task_history WHERE task_id = $1', [id]);
   expect(n.rows[0].n).toBe(0);
+});
+
+test('exponential retry settings are stored with their defaults; an openclaw agent with its defaults', async () => {
+  const id = uid('expo');
+  const created = await tk.tasks.create({
+    ...body(id),
+    agent: { type: 'openclaw', url: 'http://127.0.0.1:18789', token_env: 'OPENCLAW_HOOKS_TOKEN', prompt_template: 'digest {{date}}' },
+    retry: { max_attempts: 4, initial_interval_s: 30 },
+  });
+  expect(created.definition.retry).toEqual({ max_attempts: 4, initial_interval_s: 30, backoff_coefficient: 2, maximum_interval_s: 3000 });
+  expect(created.definition.agent).toEqual({ type: 'openclaw', url: 'http://127.0.0.1:18789', hooks_path: '/hooks', token_env: 'OPENCLAW_HOOKS_TOKEN', prompt_template: 'digest {{date}}', deliver: false });
+  // A PATCH may switch the style: the whole retry object is replaced.
+  const patched = await tk.tasks.update(id, { retry: { max_attempts: 2, backoff_seconds: [5] } });
+  expect(patched.definition.retry).toEqual({ max_attempts: 2, backoff_seconds: [5] });
+  await tk.tasks.delete(id);
+});
+
+test('POST /v1/runs/{run_id}/result: an answer outside the protocol is a 400 naming the field; an unknown run is a 404', async () => {
+  const answer = { task_id: 'x', status: 'success', processed: 1, errors: [], summary: 'ok', next_action: null };
+  const unknown = await refusal(tk.runs.reportResult('run/no-such-task/2026-01-01T00:00:00.000Z', answer as never));
+  expect(unknown.status).toBe(404);
+  expect(unknown.body.errors?.[0]?.field).toBe('run_id');
+  for (const [bad, field] of [
+    [{ ...answer, status: 'done' }, 'status'],
+    [{ ...answer, processed: -1 }, 'processed'],
+    [{ ...answer, summary: undefined }, 'summary'],
+    [{ ...answer, attempt: 0 }, 'attempt'],
+    [{ ...answer, verdict: 'fine' }, 'verdict'],
+  ] as const) {
+    const r = await tk.raw('POST', `/v1/runs/${encodeURIComponent('run/no-such-task/2026-01-01T00:00:00.000Z')}/result`, { body: bad });
+    expectProblem(r, 400);
+    expect(r.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+  }
 });
 
 test('PATCH changes a task and validates the result; pause and resume are recorded; DELETE keeps history readable', async () => {
@@ -187,5 +228,5 @@ test('GET /v1/schedules/preview lists UTC fire times after `from` under the time
 
 test('/openapi.json covers the task routes', async () => {
   const doc = (await tk.call('openapi')).body;
-  expect(Object.keys(doc.paths as Record<string, unknown>)).toEqual(expect.arrayContaining(['/v1/tasks', '/v1/tasks/{id}', '/v1/tasks/{id}/trigger', '/v1/runs/{id}', '/v1/schedules/preview']));
+  expect(Object.keys(doc.paths as Record<string, unknown>)).toEqual(expect.arrayContaining(['/v1/tasks', '/v1/tasks/{id}', '/v1/tasks/{id}/trigger', '/v1/runs/{id}', '/v1/runs/{id}/result', '/v1/schedules/preview']));
 });

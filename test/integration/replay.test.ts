@@ -1,5 +1,5 @@
 /**
- * Replays every recorded session and intent workflow history (test/replay/histories, written
+ * Replays every recorded session, intent and task-run workflow history (test/replay/histories, written
  * by `npm run record-histories`) against the current workflow code: a change that would break
  * running sessions or intents fails here. See test/replay/README.md.
  */
@@ -37,11 +37,13 @@ describe('workflow replay', () => {
     expect(files.length).toBeGreaterThanOrEqual(10);
   });
 
-  test('every recorded history replays against the current session and intent workflows', async () => {
+  test('every recorded history replays against the current session, intent and task-run workflows', async () => {
     const histories = files.map((f) => ({ file: f, ...readHistoryFile(path.join(HISTORIES, f)) }));
     const types = Object.fromEntries(histories.map((h) => [h.file, h.history.events[0].workflowExecutionStartedEventAttributes?.workflowType?.name]));
-    // Intent histories are the intent-*.json files; every other one is a session's.
-    expect(types).toEqual(Object.fromEntries(files.map((f) => [f, f.startsWith('intent-') ? 'intentWorkflow' : 'sessionWorkflow'])));
+    // Intent histories are the intent-*.json files, task runs the task-run-*.json ones; every other one is a session's.
+    const typeOf = (f: string) => (f.startsWith('intent-') ? 'intentWorkflow' : f.startsWith('task-run-') ? 'taskRunWorkflow' : 'sessionWorkflow');
+    expect(types).toEqual(Object.fromEntries(files.map((f) => [f, typeOf(f)])));
+    expect(files).toContain('task-run-result.json');
     expect(files.filter((f) => f.startsWith('intent-'))).toEqual(expect.arrayContaining(['intent-lifecycle.json', 'intent-blocked-retry.json', 'intent-ttl-expiry.json']));
     const byRun = new Map(histories.map((h) => [h.history.events[0].workflowExecutionStartedEventAttributes!.originalExecutionRunId, h.file]));
     const results = Worker.runReplayHistories({ ...currentWorkflows(), replayName: 'replay-test' }, histories);

@@ -6,29 +6,23 @@
  */
 import { createHmac } from 'node:crypto';
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
-import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer, Received } from '../support/fake-services';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId, uniqueTaskId } from '../support/system';
+import { chatAnswer, eventually, fakeServers, protocolAnswer, Received } from '../support/fake-services';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
-const servers: FakeServer[] = [];
-let counter = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+const servers = fakeServers();
+const server = servers.start;
+const uid = uniqueTaskId;
 
 beforeAll(async () => {
   sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });
   tk = sys.tk;
 });
 afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
+  await servers.closeAll();
   await sys?.stop();
 });
-
-async function server(h: Parameters<typeof fakeServer>[0]): Promise<FakeServer> {
-  const s = await fakeServer(h);
-  servers.push(s);
-  return s;
-}
 
 /** A webhook agent that answers with the protocol object for whatever task asked. */
 const answering = (extra: (n: number) => Record<string, unknown> = () => ({})) => (r: Received, n: number) => ({ body: protocolAnswer(JSON.parse(r.body).task_id, extra(n)) });

@@ -1,5 +1,5 @@
 /**
- * Records session and intent workflow histories for the replay test (test/integration/replay.test.ts).
+ * Records session, intent and task-run workflow histories for the replay test (test/integration/replay.test.ts).
  *
  *   npm run record-histories                 # writes test/replay/histories/<scenario>.json
  *   npm run record-histories -- --tag v2     # writes <scenario>.v2.json next to the old ones
@@ -12,6 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, Connection, WithStartWorkflowOperation, WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
@@ -29,6 +31,11 @@ import { IntentClient } from '../../clients/intents';
 import { IntentStatus, intentWorkflowId } from '../../lib/domain/intents';
 import { IntentStore } from '../../lib/store/intents';
 import { ensureSearchAttributes } from '../../lib/temporal';
+import { taskRunQueues } from '../../lib/config';
+import { TaskClient } from '../../clients/tasks';
+import { RetrySchema } from '../../api/tasks/contract';
+import { TASK_DEFAULTS, type TaskDefinition } from '../../lib/domain/tasks';
+import type { RunResult } from '../../workflows/tasks/messages';
 import type { Pool } from 'pg';
 import type { IntentWorkflowResult } from '../../workflows/intents/messages';
 import type { sessionWorkflow } from '../../workflows/sessions/workflow';
@@ -136,6 +143,11 @@ const CONTENT: Record<string, (i: number) => AppendRequest['content']> = {
 /** As the API builds it (api/app.ts), with the given retention. */
 function intents(ctx: Ctx, retentionS = 604800): IntentClient {
   return new IntentClient({ client: ctx.client, pool: ctx.pool, taskQueue: ctx.taskQueue, writeTimeoutMs: 30000, defaultTtlS: 86400, domainTtls: {}, retentionS });
+}
+
+/** As the API builds it (api/app.ts). */
+function tasks(ctx: Ctx): TaskClient {
+  return new TaskClient({ client: ctx.client, pool: ctx.pool, taskQueue: ctx.taskQueue, runQueues: taskRunQueues({ taskQueue: ctx.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined }) });
 }
 
 /** Waits until the stored intent is in `status` (a timer of its workflow moved it). */
@@ -259,6 +271,57 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
     return [{ name: 'intent-blocked-retry', history: await finishIntent(ctx, id, 'done') }];
   },
 
+  /**
+   * (i) a task run whose webhook agent answers 202 (the run waits for its result): attempt 1
+   * gets none within timeout_s 1 and times out; after the exponential wait (0.5 s) attempt 2's
+   * result arrives through the `result` update (also once more: deduplicated), the run succeeds.
+   */
+  async 'task-run-result'(ctx) {
+    const agent = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(202, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((ok) => agent.listen(0, '127.0.0.1', () => ok()));
+    try {
+      const tc = tasks(ctx);
+      const taskId = 'record-run-result';
+      const definition: TaskDefinition = {
+        ...TASK_DEFAULTS,
+        task_id: taskId,
+        name: 'Record a run result',
+        trigger: { type: 'at', at: '2099-01-01T00:00:00Z' },
+        agent: { type: 'webhook', url: `http://127.0.0.1:${(agent.address() as AddressInfo).port}/agent`, prompt_template: 'go' },
+        delivery: [],
+        retry: RetrySchema.parse({ max_attempts: 2, initial_interval_s: 0.5 }),
+        timeout_s: 1,
+        tags: [],
+      };
+      const task = await tc.create(definition, false);
+      const { runId } = await tc.trigger(task);
+      const h = ctx.client.workflow.getHandle(runId);
+      // Attempt 2 is waiting once the agent has been called twice; report until the run takes it.
+      const answer = { task_id: taskId, status: 'success' as const, processed: 3, errors: [], summary: 'reported later', next_action: null };
+      const end = Date.now() + 20000;
+      for (;;) {
+        assert(Date.now() < end, `${runId}: attempt 2 takes the result`);
+        const out = await tc.reportResult(runId, { answer, attempt: 2 }).catch(() => undefined);
+        if (out) {
+          assert(out.outcome === 'success' && !out.deduplicated, `${runId}: first result accepted`);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert((await tc.reportResult(runId, { answer })).deduplicated, `${runId}: the same result again is deduplicated`);
+      const result = (await h.result()) as RunResult;
+      assert(result.status === 'success' && result.attempts === 2, `${runId}: success on attempt 2, got ${JSON.stringify(result)}`);
+      const runs = await fetchRuns(ctx, h);
+      assert(runs.length === 1, `${runId}: one run`);
+      return [{ name: 'task-run-result', history: runs[0] }];
+    } finally {
+      await new Promise((ok) => agent.close(() => ok(undefined)));
+    }
+  },
+
   /** (h) ttl_s 1: the intent expires (blocked, error expired) and, blocked without a retry, its workflow closes after a retention of 2 s. */
   async 'intent-ttl-expiry'(ctx) {
     const id = 'OPS-20231027-003';
@@ -322,7 +385,8 @@ async function main(): Promise<void> {
     cleanup.push(() => connection.close());
     const client = new Client({ connection, namespace: 'default', identity: 'timekeeper-record-histories' });
     const taskQueue = 'record-histories';
-    const worker = await createTimekeeperWorker({ connection: nativeConnection, namespace: 'default', taskQueue, pool });
+    // Task agents are local stand-ins (127.0.0.1); their results come back through the client, not HTTP.
+    const worker = await createTimekeeperWorker({ connection: nativeConnection, namespace: 'default', taskQueue, pool, tasks: { outboundAllowHosts: ['127.0.0.1'], publicUrl: 'http://127.0.0.1:8000' } });
     const running = worker.run();
     cleanup.push(async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();

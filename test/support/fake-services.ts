@@ -49,6 +49,24 @@ export async function fakeServer(handler: Handler): Promise<FakeServer> {
   };
 }
 
+/** The stand-ins one test file starts, closed together in its afterAll. */
+export function fakeServers() {
+  const all: FakeServer[] = [];
+  return {
+    /** Keeps a server started elsewhere (e.g. fakeOpenClawGateway) for closeAll. */
+    track<S extends FakeServer>(s: S): S {
+      all.push(s);
+      return s;
+    },
+    start: async (h: Handler): Promise<FakeServer> => {
+      const s = await fakeServer(h);
+      all.push(s);
+      return s;
+    },
+    closeAll: () => Promise.all(all.map((s) => s.close())),
+  };
+}
+
 /** A chat-completions answer whose message content is `content`. */
 export const chatAnswer = (content: string) => ({
   id: 'chatcmpl-test',
@@ -75,4 +93,42 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((ok) => setTimeout(ok, stepMs));
   }
+}
+
+export interface FakeOpenClaw extends FakeServer {
+  /** Agent turns the Gateway started (a replayed Idempotency-Key starts none), with the body it got. */
+  turns: { runId: string; idempotencyKey: string | undefined; body: Record<string, unknown> }[];
+}
+
+/**
+ * A stand-in for an OpenClaw Gateway's hook endpoint, as OpenClaw's gateway answers it:
+ * POST <hooksPath>/agent with `Authorization: Bearer <hooks.token>` (401 otherwise), a JSON body
+ * whose `message` is required (400 otherwise), `Idempotency-Key` replays answering the first
+ * turn's run id without starting another, and 200 `{ok: true, runId}` once a turn started.
+ * `onTurn` plays the agent (e.g. posts the result to the callback the message names).
+ */
+export async function fakeOpenClawGateway(opts: { token: string; hooksPath?: string; onTurn?: (body: Record<string, unknown>) => void }): Promise<FakeOpenClaw> {
+  const path = `${opts.hooksPath ?? '/hooks'}/agent`;
+  const turns: FakeOpenClaw['turns'] = [];
+  const byKey = new Map<string, string>();
+  const s = await fakeServer((r) => {
+    if (r.path !== path) return { status: 404, body: 'Not Found' };
+    if (r.headers.authorization !== `Bearer ${opts.token}` && r.headers['x-openclaw-token'] !== opts.token) return { status: 401, body: 'Unauthorized' };
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(r.body);
+    } catch {
+      return { status: 400, body: { ok: false, error: 'invalid JSON' } };
+    }
+    if (typeof body.message !== 'string' || !body.message.trim()) return { status: 400, body: { ok: false, error: 'message required' } };
+    const key = (r.headers['idempotency-key'] as string | undefined) ?? (r.headers['x-openclaw-idempotency-key'] as string | undefined);
+    const replay = key ? byKey.get(key) : undefined;
+    if (replay) return { body: { ok: true, runId: replay } };
+    const runId = `oc-${turns.length + 1}`;
+    if (key) byKey.set(key, runId);
+    turns.push({ runId, idempotencyKey: key, body });
+    opts.onTurn?.(body);
+    return { body: { ok: true, runId } };
+  });
+  return Object.assign(s, { turns });
 }

@@ -91,6 +91,8 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Agents that report results later reach this API, on its test port.
+  if (!opts.config?.publicUrl) config.publicUrl = baseUrl;
 
   let worker: TimekeeperWorker | undefined;
   let running: Promise<void> | undefined;
@@ -110,7 +112,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         sessions: config,
         workflowBundle: { codePath: env.workflowBundle },
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => opts.secrets?.[name] },
+        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => opts.secrets?.[name], publicUrl: config.publicUrl },
       });
       running = worker.run();
       sys.worker = worker;
@@ -183,4 +185,9 @@ let sessionCounter = 0;
 /** A session id no other test (or earlier run) uses. */
 export function uniqueSessionId(prefix = 's'): string {
   return `${prefix}_${process.pid}_${Date.now().toString(36)}_${sessionCounter++}`;
+}
+
+/** A task id no other test (or earlier run against the same database) uses. */
+export function uniqueTaskId(prefix: string): string {
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${sessionCounter++}`;
 }

@@ -162,3 +162,19 @@ describe('other values', () => {
     expect(openclawSkillsDir({})).toBe(path.join(os.homedir(), '.openclaw', 'skills'));
   });
 });
+
+describe('PUBLIC_URL (where agents post results reported later)', () => {
+  test('defaults to the listen address; a wildcard bind is reached on loopback, IPv6 in brackets', () => {
+    expect(loadConfig({}).publicUrl).toBe('http://127.0.0.1:8000');
+    expect(load({ HOST: '0.0.0.0', PORT: '9000', TIMEKEEPER_API_KEYS: 'k:gateway' }).publicUrl).toBe('http://127.0.0.1:9000');
+    expect(load({ HOST: '::1', PORT: '9000' }).publicUrl).toBe('http://[::1]:9000');
+    expect(load({ HOST: '10.1.2.3' }).publicUrl).toBe('http://10.1.2.3:8000');
+  });
+
+  test('is taken as given without a trailing slash; anything but an http(s) URL is refused naming the variable', () => {
+    expect(load({ PUBLIC_URL: 'https://timekeeper.example/base/' }).publicUrl).toBe('https://timekeeper.example/base');
+    expect(load({ PUBLIC_URL: '' }).publicUrl).toBe('http://127.0.0.1:8000');
+    expect(failure({ PUBLIC_URL: 'timekeeper.example' })).toMatch(/PUBLIC_URL must be an http\(s\) URL/);
+    expect(failure({ PUBLIC_URL: 'ftp://timekeeper.example' })).toMatch(/PUBLIC_URL must be an http\(s\) URL/);
+  });
+});

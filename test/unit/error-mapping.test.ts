@@ -35,6 +35,8 @@ const EXPECTED: Record<ErrorCode, { v1: number; seed: number }> = {
   read_only: { v1: 403, seed: 403 },
   task_exists: { v1: 409, seed: 409 },
   task_deleted: { v1: 409, seed: 409 },
+  run_not_waiting: { v1: 409, seed: 409 },
+  result_conflict: { v1: 409, seed: 409 },
 };
 
 describe('httpStatus', () => {

@@ -4,7 +4,8 @@
  * its state query; the run workflow's input and result. Domain types live in lib/domain/tasks.ts.
  */
 import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ResultOutcome, ResultReport } from '../../lib/domain/task-results';
 import { TASK_SEARCH_ATTRIBUTES, type AgentAnswer, type RunTrigger, type TaskDefinition } from '../../lib/domain/tasks';
 
 /** The keys of lib/search-attributes.ts, built from the same names (that module is outside the sandbox's imports). */
@@ -67,12 +68,17 @@ export interface RunResult {
 
 export interface RunState {
   runId: string;
-  status: 'running' | 'retry' | 'success' | 'failed';
+  /** `waiting`: the agent said it reports its result later (POST /v1/runs/{run_id}/result). */
+  status: 'running' | 'waiting' | 'retry' | 'success' | 'failed';
   attempt: number;
   lastError?: string;
+  /** What the agent said when it will answer later (e.g. OpenClaw's run id). */
+  waitingFor?: string;
 }
 
 /** Every change to a task (update, pause, resume, delete, auto-disable) reaches its scheduler through this. */
 export const changedSignal = defineSignal<[TaskChange]>('changed');
 export const schedulerStateQuery = defineQuery<SchedulerState>('state');
 export const runStateQuery = defineQuery<RunState>('state');
+/** An agent's result for a run that waits for it (POST /v1/runs/{run_id}/result); refusals come from the validator. */
+export const resultUpdate = defineUpdate<ResultOutcome, [ResultReport]>('result');

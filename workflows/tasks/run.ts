@@ -1,7 +1,8 @@
 /**
  * One durable workflow per run (workflow id `run/<task_id>/<nominal UTC time>`): log the
- * start, ask the agent (activity runAgent, bounded by the task's timeout_s per attempt),
- * retry along the backoff list on durable timers, log the outcome, deliver, and on a final
+ * start, ask the agent (activity runAgent, bounded by the task's timeout_s per attempt); an
+ * agent that reports later (webhook 202, OpenClaw) is waited for through the `result` update
+ * (results.ts) within the same timeout_s; retry along the backoff list on durable timers, log the outcome, deliver, and on a final
  * failure put the run in the needs-attention queue, alert, and auto-disable the task after
  * too many failures in a row. The run's state shows in the Temporal UI as RunStatus.
  */
@@ -18,8 +19,10 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { TaskActivities } from '../../activities/tasks';
+import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/task-results';
 import { backoffBeforeAttempt, type AgentAnswer } from '../../lib/domain/tasks';
 import { RunInput, RunResult, RunState, RunStatusKey, changedSignal, runStateQuery } from './messages';
+import { ResultInbox } from './results';
 
 // Short: these are single inserts (and outgoing deliveries); one lost with a crashed worker is retried soon.
 const log = proxyActivities<TaskActivities>({
@@ -39,6 +42,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   const task = input.definition;
   const state: RunState = { runId: input.runId, status: 'running', attempt: 0 };
   setHandler(runStateQuery, () => state);
+  const inbox = new ResultInbox(input, state);
   const setStatus = (status: RunState['status']) => {
     state.status = status;
     upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
@@ -52,25 +56,62 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     retry: { maximumAttempts: 1 },
   });
 
+  /**
+   * One attempt's answer: the agent's HTTP answer, or — for an agent that reports later — the
+   * result posted to the run, waited for until the attempt's timeout_s is used up. A result
+   * that arrives during the call counts first (the agent may post before its 202 reaches us).
+   */
+  async function attemptAnswer(attempt: number): Promise<AgentAnswer> {
+    const attemptStart = Date.now();
+    inbox.open(attempt);
+    try {
+      let direct: AgentAnswer | AwaitingResult;
+      try {
+        direct = await agent.runAgent({ task, runId: input.runId, trigger: input.trigger, nominalMs: input.nominalMs, startedMs, attempt });
+      } catch (err) {
+        if (inbox.result && !isCancellation(err)) return inbox.result;
+        throw err;
+      }
+      if (inbox.result) return inbox.result;
+      if (!isAwaitingResult(direct)) return direct;
+      state.waitingFor = direct.detail;
+      setStatus('waiting');
+      const reported = await inbox.wait(task.timeout_s * 1000 - (Date.now() - attemptStart));
+      state.waitingFor = undefined;
+      setStatus('running');
+      if (reported) return reported;
+      throw ApplicationFailure.create({
+        type: 'timed_out',
+        message: `no result reached POST ${resultPath(input.runId)} within timeout_s (${task.timeout_s} s) after ${direct.detail}`,
+      });
+    } finally {
+      inbox.close();
+    }
+  }
+
   let answer: AgentAnswer | undefined;
+  let lastFailedAnswer: AgentAnswer | undefined;
   let reason = '';
   try {
     await log.recordRun({ ...base, status: 'running', startedMs, attempt: 1 });
     for (let attempt = 1; attempt <= task.retry.max_attempts; attempt++) {
       state.attempt = attempt;
+      // The answer this attempt got (also a `failed` one): kept in the log, so a result sent again after the run ended is recognised.
+      let got: AgentAnswer | undefined;
       try {
-        const a = await agent.runAgent({ task, runId: input.runId, trigger: input.trigger, nominalMs: input.nominalMs, startedMs, attempt });
-        if (a.status === 'failed') throw ApplicationFailure.create({ type: 'agent_reported_failure', message: a.summary || 'the agent reported status failed' });
-        answer = a;
+        got = await attemptAnswer(attempt);
+        if (got.status === 'failed') throw ApplicationFailure.create({ type: 'agent_reported_failure', message: got.summary || 'the agent reported status failed' });
+        answer = got;
         break;
       } catch (err) {
         if (isCancellation(err)) throw err;
         reason = reasonOf(err);
         state.lastError = reason;
+        lastFailedAnswer = got;
         if (attempt < task.retry.max_attempts) {
           const waitS = backoffBeforeAttempt(task.retry, attempt + 1);
           setStatus('retry');
-          await log.recordRun({ ...base, status: 'retry', startedMs, attempt, reason: `attempt ${attempt} failed (${reason}); attempt ${attempt + 1} in ${waitS} s` });
+          await log.recordRun({ ...base, status: 'retry', startedMs, attempt, reason: `attempt ${attempt} failed (${reason}); attempt ${attempt + 1} in ${waitS} s`, result: got });
           await sleep(waitS * 1000);
           setStatus('running');
         }
@@ -106,7 +147,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   }
 
   const finalReason = `failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}`;
-  await log.recordRun({ ...base, status: 'failed', startedMs, finishedMs, attempt: attempts, reason: finalReason, needsAttention: true });
+  await log.recordRun({ ...base, status: 'failed', startedMs, finishedMs, attempt: attempts, reason: finalReason, needsAttention: true, result: lastFailedAnswer });
   setStatus('failed');
   await log.deliverRun({ task, runId: input.runId, nominalMs: input.nominalMs, startedMs, finishedMs, attempt: attempts, status: 'failed', reason: finalReason });
   const disabled = await log.afterFailure({ task, runId: input.runId, reason: finalReason });

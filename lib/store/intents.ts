@@ -44,17 +44,21 @@ export interface IntentRow extends IntentHeader {
   lifecycle: IntentStatus[];
 }
 
-/** The intents columns plus the lateral reads of the head, the first transition and the lifecycle. */
-const INTENT_SELECT = `
+/**
+ * The intents columns plus the lateral reads of the head, the first transition and the
+ * lifecycle; `from` names the rows to describe (intents as `i`, possibly joined to more).
+ */
+const intentSelect = (from = 'intents i') => `
   SELECT i.event_id, i.domain, i.action, i.tags, i.session_id, i.dedupe_key, i.ttl_s, i.created_ts, i.workflow_id,
          h.status, h.ts AS updated_ts, h.seq AS head_seq, h.hash AS head_hash, h.content AS head_content,
          f.content AS first_content, l.lifecycle
-    FROM intents i
+    FROM ${from}
     JOIN LATERAL (SELECT seq, hash, ts, status, content FROM intent_transitions t
                    WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) h ON true
     JOIN LATERAL (SELECT content FROM intent_transitions t WHERE t.event_id = i.event_id AND t.seq = 1) f ON true
     JOIN LATERAL (SELECT array_agg(status ORDER BY seq) AS lifecycle FROM intent_transitions t
                    WHERE t.event_id = i.event_id) l ON true`;
+const INTENT_SELECT = intentSelect();
 
 function rowToIntent(r: Record<string, unknown>): IntentRow {
   const head = r.head_content as TransitionContent;
@@ -212,14 +216,31 @@ export class IntentStore {
   /** Intents with an open head (requested or in-progress), oldest first. */
   async pending(f: PendingFilter): Promise<IntentRow[]> {
     const w = new Where();
-    // intent_heads (schema/006): the latest transition's status per intent, kept by a trigger;
-    // its partial index holds only the open heads, so this reads as many rows as are pending.
-    w.add(`i.event_id IN (SELECT h.event_id FROM intent_heads h WHERE h.status IN ('requested', 'in-progress'))`);
+    // intent_heads (schema/006, 007): the latest transition's status per intent, kept by a
+    // trigger. Its partial index holds the open heads in answer order (created_ts, event_id),
+    // so this walks as many index entries as it answers and stops at the LIMIT.
+    w.add(`p.status IN ('requested', 'in-progress')`);
     if (f.domain) w.add('i.domain = ?', f.domain);
-    if (f.olderThanS !== undefined) w.add('i.created_ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?::bigint * 1000', f.olderThanS);
+    if (f.olderThanS !== undefined) w.add('p.created_ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?::bigint * 1000', f.olderThanS);
     const limit = w.param(f.limit);
-    const { rows } = await this.pool.query(`${INTENT_SELECT} ${w.sql} ORDER BY i.created_ts, i.event_id LIMIT ${limit}`, w.params);
+    const { rows } = await this.pool.query(
+      `${intentSelect('intent_heads p JOIN intents i ON i.event_id = p.event_id')} ${w.sql} ORDER BY p.created_ts, p.event_id LIMIT ${limit}`,
+      w.params,
+    );
     return rows.map(rowToIntent);
+  }
+
+  /** Intents whose intent_heads row disagrees with their last transition (schema/007); none when all is well. */
+  async checkHeads(): Promise<{ event_id: string; stored: { seq: number; status: string } | null; expected: { seq: number; status: string } | null }[]> {
+    const { rows } = await this.pool.query('SELECT * FROM intent_heads_check() ORDER BY event_id');
+    const pair = (seq: unknown, status: unknown) => (seq == null ? null : { seq: Number(seq), status: status as string });
+    return rows.map((r) => ({ event_id: r.event_id as string, stored: pair(r.stored_seq, r.stored_status), expected: pair(r.expected_seq, r.expected_status) }));
+  }
+
+  /** Rewrites intent_heads from intent_transitions where they disagree; returns how many rows changed. */
+  async rebuildHeads(): Promise<number> {
+    const { rows } = await this.pool.query('SELECT intent_heads_rebuild() AS n');
+    return Number(rows[0].n);
   }
 
   /** A page of intents, newest first, and the number matching the filter. */

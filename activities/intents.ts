@@ -104,21 +104,19 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       const key = input.create?.dedupe_key;
       if (key) await tx.lockDedupeKey(key);
       await tx.lockIntent(eventId);
+      const { prior, head, nowMs, headerExists } = await tx.writeState(eventId, req.transitionId);
       // An earlier attempt of this very request (activity retry, or a client retry through a new run).
-      const prior = await tx.findTransition(req.transitionId);
       if (prior) {
         return prior.event_id === eventId
           ? { ok: true, transition: prior, deduplicated: true }
           : refused(DomainError.validation('transition_id', 'already used by another intent'));
       }
-      const { head, nowMs } = await tx.head(eventId);
       if (input.create) {
-        if (head || (await tx.headerExists(eventId))) return refused(intentErrors.exists(eventId));
+        if (head || headerExists) return refused(intentErrors.exists(eventId));
         if (key) {
           const holder = (await tx.holdersOfDedupeKey(key))[0];
           if (holder) return refused(intentErrors.duplicate(key, holder));
         }
-        await tx.insertIntent(input.create, input.workflowId, nowMs);
       } else {
         if (!head) return refused(intentErrors.notFound(eventId));
         // Checked against the stored state, whatever the caller believed it to be.
@@ -142,7 +140,9 @@ export function createIntentActivities(deps: IntentActivityDeps) {
         prev_hash: head ? head.hash : null,
       };
       const t: StoredTransition = { ...unhashed, hash: computeTransitionHash(unhashed) };
-      await tx.insertTransition(t, input);
+      // The intents row (created_ts = the first transition's ts) goes in with its first transition.
+      if (input.create) await tx.insertCreated(input.create, t, input);
+      else await tx.insertTransition(t, input);
       return { ok: true, transition: t, deduplicated: false };
     });
   }

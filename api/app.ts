@@ -107,15 +107,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
 function intentDeps({ client, pool, config, keys }: AppDeps, admission: Admission) {
   return {
     admission,
-    intents: new IntentClient({
-      client,
-      pool,
-      taskQueue: config.taskQueue,
-      writeTimeoutMs: config.writeTimeoutMs,
-      defaultTtlS: config.intentDefaultTtlS,
-      domainTtls: config.intentDomainTtls,
-      retentionS: config.intentRetentionS,
-    }),
+    intents: IntentClient.fromConfig(client, pool, config),
     store: new IntentStore(pool),
     keys,
     pool,

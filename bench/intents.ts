@@ -6,6 +6,11 @@
  *   npm run bench:intents -- --agents 20,100 --intents 10 --seed 100000 --pending-queries 200
  *
  * Phases:
+ *   floor     before each agents phase, at the same concurrency on the same Temporal server: the
+ *             same life with a workflow that does nothing (bench/floor/workflow.ts, run by a
+ *             worker inside this process): update-with-start (what create uses), then two
+ *             updates (what a transition is), and a bare workflow start. The agents' figures are
+ *             printed beside it as ratios, so the machine's noise can be told from our own cost.
  *   agents    for each concurrency C in --agents: C agents at once, each running --intents
  *             intents one after another as OML's pattern does: create (requested), PATCH
  *             in-progress, PATCH done. Each call is timed (request to parsed answer), so
@@ -24,11 +29,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { Pool } from 'pg';
 import { TimekeeperApiError, TimekeeperClient } from '../api/client';
 import { computeTransitionHash } from '../lib/hash-chain';
 import { IntentStatus, headerContent, intentWorkflowId, type IntentHeader, type StoredTransition } from '../lib/domain/intents';
 import { IntentStore } from '../lib/store/intents';
+import { finishUpdate, floorWorkflow, openUpdate, stepUpdate } from './floor/workflow';
 import { keepAliveFetch } from './http';
 
 interface Options {
@@ -40,6 +48,9 @@ interface Options {
   seed: number;
   seedOpen: number;
   pendingQueries: number;
+  /** The Temporal server Timekeeper uses, for the floor; undefined: no floor. */
+  temporal: string | undefined;
+  namespace: string;
   strict: boolean;
 }
 
@@ -50,12 +61,16 @@ const USAGE = `usage: npm run bench:intents -- [options]
   --seed N               intents stored in total before the pending phase (default 100000; 0: no seeding)
   --seed-open N          of the seeded ones, this many stay requested (default 100)
   --pending-queries N    pending calls of each kind (default 200)
+  --temporal ADDRESS     the Temporal server Timekeeper uses, for the floor (default $TEMPORAL_ADDRESS or 127.0.0.1:7233)
+  --namespace NAME       its namespace (default $TEMPORAL_NAMESPACE or default)
+  --no-floor             skip the floor
   --strict               exit with status 1 when a target is missed
 env: BENCH_URL, BENCH_API_KEY, DATABASE_URL (for seeding; the database the server uses)`;
 
 function parseArgs(argv: string[]): Options {
   const flags = new Map<string, string>();
   let strict = false;
+  let floor = true;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--help' || a === '-h') {
@@ -63,10 +78,11 @@ function parseArgs(argv: string[]): Options {
       process.exit(0);
     }
     if (a === '--strict') strict = true;
+    else if (a === '--no-floor') floor = false;
     else if (a.startsWith('--') && i + 1 < argv.length) flags.set(a.slice(2), argv[++i]);
     else throw new Error(`bad argument ${a}\n${USAGE}`);
   }
-  for (const k of flags.keys()) if (!['url', 'agents', 'intents', 'seed', 'seed-open', 'pending-queries'].includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
+  for (const k of flags.keys()) if (!['url', 'agents', 'intents', 'seed', 'seed-open', 'pending-queries', 'temporal', 'namespace'].includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
   const int = (k: string, d: number, min = 0): number => {
     const v = flags.get(k);
     if (v === undefined) return d;
@@ -85,6 +101,8 @@ function parseArgs(argv: string[]): Options {
     seed: int('seed', 100_000),
     seedOpen: int('seed-open', 100),
     pendingQueries: int('pending-queries', 200, 1),
+    temporal: floor ? (flags.get('temporal') ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233') : undefined,
+    namespace: flags.get('namespace') ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
     strict,
   };
 }
@@ -142,6 +160,64 @@ async function agentsPhase(tk: TimekeeperClient, agents: number, perAgent: numbe
   return { create, transition, wallMs: performance.now() - t0 };
 }
 
+/** The floor: a do-nothing workflow's start and updates, timed like the intents (see the header). */
+interface Floor {
+  client: Client;
+  taskQueue: string;
+  close(): Promise<void>;
+}
+
+async function startFloor(address: string, namespace: string, runId: string): Promise<Floor> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const connection = await NativeConnection.connect({ address });
+  const taskQueue = `bench-floor-${runId}`;
+  const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error };
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor/workflow'), logger: quiet });
+  const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle: { code } });
+  const running = worker.run();
+  return {
+    client: new Client({ connection, namespace }),
+    taskQueue,
+    close: async () => {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+async function floorPhase(f: Floor, agents: number, perAgent: number, runId: string): Promise<{ start: Series; create: Series; transition: Series }> {
+  const start = new Series();
+  const create = new Series();
+  const transition = new Series();
+  const wf = f.client.workflow;
+  await Promise.all(
+    Array.from({ length: agents }, async (_, a) => {
+      for (let i = 0; i < perAgent; i++) {
+        const id = `bench-floor/${runId}-${agents}-${a}-${i}`;
+        const op = new WithStartWorkflowOperation(floorWorkflow, { workflowId: id, taskQueue: f.taskQueue, args: [{ steps: 2 }], workflowIdConflictPolicy: 'FAIL' });
+        if ((await create.time(() => wf.executeUpdateWithStart(openUpdate, { startWorkflowOperation: op }))) === undefined) continue;
+        const h = wf.getHandle(id);
+        if ((await transition.time(() => h.executeUpdate(stepUpdate))) === undefined) continue;
+        await transition.time(() => h.executeUpdate(finishUpdate));
+      }
+    }),
+  );
+  // Apart from the updates, so that these runs' workflow tasks do not load the timings above.
+  await Promise.all(
+    Array.from({ length: agents }, async (_, a) => {
+      for (let i = 0; i < perAgent; i++) {
+        await start.time(() => wf.start(floorWorkflow, { workflowId: `bench-floor/${runId}-${agents}-${a}-${i}-start`, taskQueue: f.taskQueue, args: [{ steps: 0 }] }));
+      }
+    }),
+  );
+  return { start, create, transition };
+}
+
+const ratio = (a: number, b: number) => (Number.isNaN(a) || Number.isNaN(b) || b === 0 ? '-' : (a / b).toFixed(2));
+const ratioRow = (label: string, ours: Series, floor: Series) =>
+  `  ${label.padEnd(40)} p50 ${ratio(ours.pct(50), floor.pct(50)).padStart(6)}x  p99 ${ratio(ours.pct(99), floor.pct(99)).padStart(6)}x`;
+
 /** Writes `n` intents straight through the store (see the header: what this does and does not measure). */
 async function seed(pool: Pool, n: number, open: number, runId: string): Promise<number> {
   const store = new IntentStore(pool);
@@ -198,16 +274,28 @@ async function main(): Promise<void> {
   }
   console.log(`bench:intents against ${opts.url}, run ${runId}`);
 
+  const floor = opts.temporal ? await startFloor(opts.temporal, opts.namespace, runId) : undefined;
+  if (floor) console.log(`floor: a do-nothing workflow on ${opts.temporal} (namespace ${opts.namespace}), task queue ${floor.taskQueue}`);
+
   // Warm-up: workflow code cached, connections open.
   await agentsPhase(tk, 5, 2, `${runId}w`);
+  if (floor) await floorPhase(floor, 5, 2, `${runId}w`);
 
   console.log('\ncreate + transition (each agent: create, in-progress, done; one after another)');
   for (const c of opts.agents) {
+    const fl = floor ? await floorPhase(floor, c, opts.intents, runId) : undefined;
     const r = await agentsPhase(tk, c, opts.intents, runId);
     const rate = ((r.create.ms.length + r.transition.ms.length) / r.wallMs) * 1000;
     console.log(`${c} agents x ${opts.intents} intents, ${(r.wallMs / 1000).toFixed(1)} s, ${rate.toFixed(0)} calls/s`);
     console.log(row('create (POST /api/events)', r.create));
     console.log(row('transition (PATCH …/status)', r.transition));
+    if (fl) {
+      console.log(row('floor: bare workflow start', fl.start));
+      console.log(row('floor: update-with-start (as create)', fl.create));
+      console.log(row('floor: update (as transition)', fl.transition));
+      console.log(ratioRow('create / floor update-with-start', r.create, fl.create));
+      console.log(ratioRow('transition / floor update', r.transition, fl.transition));
+    }
     if (c === 20) {
       targets.push({ what: `create p99 ${f1(r.create.pct(99))} ms <= 100 ms at 20 agents, no errors`, ok: r.create.pct(99) <= 100 && r.create.errors === 0 });
       targets.push({ what: `transition p99 ${f1(r.transition.pct(99))} ms <= 100 ms at 20 agents, no errors`, ok: r.transition.pct(99) <= 100 && r.transition.errors === 0 });
@@ -242,6 +330,7 @@ async function main(): Promise<void> {
   console.log('\ntargets');
   for (const t of targets) console.log(`  ${t.ok ? 'met   ' : 'MISSED'} ${t.what}`);
   http.close();
+  await floor?.close();
   if (opts.strict && targets.some((t) => !t.ok)) process.exit(1);
 }
 

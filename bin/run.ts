@@ -5,6 +5,8 @@
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createApp } from '../api/app';
+import { IntentClient } from '../clients/intents';
+import { LIMITS } from '../lib/domain/limits';
 import { listenApi } from '../api/listen';
 import { assertSafeBinding, loadKeyStore } from '../api/auth';
 import { preparePostgres, prepareTemporal, PreparedPostgres, PreparedTemporal, redact } from '../lib/bootstrap';
@@ -138,6 +140,17 @@ export async function run(opts: RunOptions): Promise<void> {
         cleanups.push(() => m.close());
         log(`[worker] metrics:          http://${config.host}:${m.port}/metrics`);
       }
+      // Open intents whose workflow was terminated or lost get their timers back (IntentClient.reconcileOpen).
+      const intents = IntentClient.fromConfig(client, pool, config);
+      const reconcile = () =>
+        intents.reconcileOpen().then(
+          (ids) => ids.length > 0 && logger().warn({ component: 'intents', restarted: ids.length, event_ids: ids.slice(0, 20) }, 'restarted the workflows of open intents whose run was not running'),
+          (e: Error) => logger().warn({ component: 'intents', err: e.message }, 'intent reconcile sweep failed; trying again later'),
+        );
+      void reconcile();
+      const sweep = setInterval(() => void reconcile(), LIMITS.intentReconcileIntervalMs);
+      sweep.unref();
+      cleanups.push(async () => clearInterval(sweep));
     }
 
     if (opts.api) {

@@ -7,9 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { currentRequestId } from '../lib/log';
-import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowStartOptions } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
+import type { Config } from '../lib/config';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import {
   IntentStatus,
@@ -72,6 +73,23 @@ export class IntentClient {
   private readonly sessions: SessionStore;
   private readonly databaseInstance: () => Promise<string>;
 
+  /** The client as the configuration sets it up (the API, the worker process's reconcile sweep, tests). */
+  static fromConfig(
+    client: Client,
+    pool: Pool,
+    config: Pick<Config, 'taskQueue' | 'writeTimeoutMs' | 'intentDefaultTtlS' | 'intentDomainTtls' | 'intentRetentionS'>,
+  ): IntentClient {
+    return new IntentClient({
+      client,
+      pool,
+      taskQueue: config.taskQueue,
+      writeTimeoutMs: config.writeTimeoutMs,
+      defaultTtlS: config.intentDefaultTtlS,
+      domainTtls: config.intentDomainTtls,
+      retentionS: config.intentRetentionS,
+    });
+  }
+
   constructor(private readonly opts: IntentClientOptions) {
     this.store = new IntentStore(opts.pool);
     this.sessions = new SessionStore(opts.pool);
@@ -98,7 +116,7 @@ export class IntentClient {
       ttl_s: this.ttlFor(input.domain, input.ttlS),
     };
     // Fast refusals before a workflow is started; the writer checks all of them again under its locks.
-    if (await this.store.get(input.eventId)) throw intentErrors.exists(input.eventId);
+    if (await this.store.exists(input.eventId)) throw intentErrors.exists(input.eventId);
     if (input.dedupeKey) {
       const holder = await this.store.dedupeHolder(input.dedupeKey);
       if (holder) throw intentErrors.duplicate(input.dedupeKey, holder);
@@ -158,10 +176,41 @@ export class IntentClient {
     }
   }
 
+  /**
+   * Restarts, from its stored head, the workflow of every open intent (requested or
+   * in-progress; the oldest `limit`) whose workflow is not running: terminated, timed out, or
+   * lost with Temporal's state. Its time-to-live then acts again (an intent past it expires at
+   * once). A run that is running is left alone, and concurrent sweeps converge on one run
+   * (USE_EXISTING). Returns the event ids it restarted.
+   */
+  async reconcileOpen(limit: number = LIMITS.intentPageMax): Promise<string[]> {
+    const restarted: string[] = [];
+    for (const row of await this.store.pending({ limit })) {
+      const handle = this.opts.client.workflow.getHandle(intentWorkflowId(row.event_id));
+      const running = await handle.describe().then(
+        (d) => d.status.name === 'RUNNING',
+        (err: unknown) => {
+          if (err instanceof WorkflowNotFoundError) return false;
+          throw err;
+        },
+      );
+      if (running) continue;
+      await this.opts.client.workflow.start(intentWorkflow, await this.resumeOptions(row));
+      restarted.push(row.event_id);
+    }
+    return restarted;
+  }
+
   // ---- internals ----------------------------------------------------------------------
 
   /** A new run from the stored head; concurrent callers converge on one run (USE_EXISTING). */
   private async resumeAndTransition(row: IntentRow, req: TransitionRequest): Promise<StoredTransition> {
+    const start = new WithStartWorkflowOperation(intentWorkflow, await this.resumeOptions(row));
+    return this.opts.client.workflow.executeUpdateWithStart(transitionUpdate, { args: [req], startWorkflowOperation: start });
+  }
+
+  /** Start options of a run that carries on from the stored head. */
+  private async resumeOptions(row: IntentRow): Promise<WorkflowStartOptions<typeof intentWorkflow> & { workflowIdConflictPolicy: 'USE_EXISTING' }> {
     const header: IntentHeader = {
       event_id: row.event_id,
       domain: row.domain,
@@ -172,7 +221,7 @@ export class IntentClient {
       ttl_s: row.ttl_s,
     };
     const settings: IntentSettings = { header, retentionS: this.opts.retentionS, databaseInstance: await this.databaseInstance() };
-    const start = new WithStartWorkflowOperation(intentWorkflow, {
+    return {
       workflowId: intentWorkflowId(row.event_id),
       taskQueue: this.opts.taskQueue,
       args: [
@@ -191,8 +240,7 @@ export class IntentClient {
       // The intent outlives its workflow runs: a closed run may be followed by a new one.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       typedSearchAttributes: searchAttributes(header, row.status),
-    });
-    return this.opts.client.workflow.executeUpdateWithStart(transitionUpdate, { args: [req], startWorkflowOperation: start });
+    };
   }
 
   private withDeadline<T>(fn: () => Promise<T>): Promise<T> {

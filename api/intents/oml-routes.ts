@@ -2,9 +2,9 @@
 import { Router, type Request } from 'express';
 import { redact } from '../../lib/bootstrap';
 import type { JsonObject, StoredTransition } from '../../lib/domain/intents';
-import { intentErrors } from '../../lib/domain/intents';
+import { intentErrors, intentWorkflowId } from '../../lib/domain/intents';
 import { LIMITS } from '../../lib/domain/limits';
-import type { IntentRow } from '../../lib/store/intents';
+import { intentOfCreation, type IntentRow } from '../../lib/store/intents';
 import { isMarkdown, listArtifacts as listArtifactFiles, readState, readText, renderMarkdown, resolveArtifact } from '../../lib/workspace';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
@@ -87,7 +87,7 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
   for (const c of [createIntent, createIntentLog]) {
     route(r, keys, c, async (req, res) => {
       const b = parse(c.body, jsonBody(req));
-      await admission.run('write', `intent ${b.event_id}`, () =>
+      const t = await admission.run('write', `intent ${b.event_id}`, () =>
         intents.create({
         eventId: b.event_id,
         domain: b.domain,
@@ -101,7 +101,9 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
         ttlS: b.ttl_s,
       }),
       );
-      res.status(201).location(`/api/events/${encodeURIComponent(b.event_id)}`).json(describeIntent(await mustExist(b.event_id)));
+      // The intent as this create stored it, from its first transition: no read-back (a PATCH racing
+      // the answer may already have moved it on; GET shows that).
+      res.status(201).location(`/api/events/${encodeURIComponent(b.event_id)}`).json(describeIntent(intentOfCreation(t, intentWorkflowId(b.event_id))));
     });
   }
 

@@ -149,6 +149,13 @@ export const LIMITS = {
   /** Largest page of GET /api/events and GET /api/events/pending. */
   intentPageMax: 1_000,
   intentPageDefault: 100,
+  /**
+   * How often a worker process looks for open intents whose workflow is not running (terminated,
+   * timed out, lost with Temporal's state) and restarts them from the stored head, so that their
+   * time-to-live acts again; also once at start-up. One describe call per open intent, the
+   * oldest intentPageMax of them.
+   */
+  intentReconcileIntervalMs: 5 * 60_000,
   /** One wake webhook attempt; then it is retried with backoff. */
   wakeAttemptTimeoutMs: 10_000,
   wakeRetryInitialMs: 1_000,

@@ -44,17 +44,21 @@ export interface IntentRow extends IntentHeader {
   lifecycle: IntentStatus[];
 }
 
-/** The intents columns plus the lateral reads of the head, the first transition and the lifecycle. */
-const INTENT_SELECT = `
+/**
+ * The intents columns plus the lateral reads of the head, the first transition and the
+ * lifecycle; `from` names the rows to describe (intents as `i`, possibly joined to more).
+ */
+const intentSelect = (from = 'intents i') => `
   SELECT i.event_id, i.domain, i.action, i.tags, i.session_id, i.dedupe_key, i.ttl_s, i.created_ts, i.workflow_id,
          h.status, h.ts AS updated_ts, h.seq AS head_seq, h.hash AS head_hash, h.content AS head_content,
          f.content AS first_content, l.lifecycle
-    FROM intents i
+    FROM ${from}
     JOIN LATERAL (SELECT seq, hash, ts, status, content FROM intent_transitions t
                    WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) h ON true
     JOIN LATERAL (SELECT content FROM intent_transitions t WHERE t.event_id = i.event_id AND t.seq = 1) f ON true
     JOIN LATERAL (SELECT array_agg(status ORDER BY seq) AS lifecycle FROM intent_transitions t
                    WHERE t.event_id = i.event_id) l ON true`;
+const INTENT_SELECT = intentSelect();
 
 function rowToIntent(r: Record<string, unknown>): IntentRow {
   const head = r.head_content as TransitionContent;
@@ -80,6 +84,29 @@ function rowToIntent(r: Record<string, unknown>): IntentRow {
   };
 }
 
+/**
+ * The intent exactly as a read right after its creation shows it, from the first transition
+ * alone (its content carries the header; the intents row's created_ts is that row's ts, the
+ * writer stores both in one statement): the create answers without reading it back.
+ */
+export function intentOfCreation(t: StoredTransition, workflowId: string): IntentRow {
+  const h = t.content.intent;
+  if (t.seq !== 1 || !h) throw new Error(`intent ${t.event_id}: seq ${t.seq} is not a creating transition`);
+  return {
+    event_id: t.event_id,
+    ...h,
+    created_ts: t.ts,
+    workflow_id: workflowId,
+    status: t.content.to,
+    updated_ts: t.ts,
+    head_seq: t.seq,
+    head_hash: t.hash,
+    data: t.content.data,
+    last_note: t.content.note,
+    last_data: t.content.data,
+    lifecycle: [t.content.to],
+  };
+}
 
 const likePattern = (s: string) => '%' + s.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
 
@@ -108,11 +135,34 @@ export interface IntentStats {
   by_domain: Record<string, number>;
 }
 
-/** The head plus the database clock, read by the writer under the intent's lock. */
-export interface IntentWriteHead {
+/** What the writer needs to decide, read in one statement under the intent's lock. */
+export interface IntentWriteState {
   head: IntentHead | null;
+  /** The database clock. */
   nowMs: number;
+  /** The stored transition with the request's transition id (an earlier attempt of it), if any. */
+  prior: StoredTransition | undefined;
+  /** Whether an intents row exists for the event id (a create must find none). */
+  headerExists: boolean;
 }
+
+const INTENT_INSERT = `INSERT INTO intents (event_id, domain, action, tags, session_id, dedupe_key, ttl_s, created_ts, workflow_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
+const TRANSITION_INSERT = (p: number) => `INSERT INTO intent_transitions (event_id, seq, transition_id, ts, status, content, prev_hash, hash, workflow_id, run_id)
+       VALUES (${Array.from({ length: 10 }, (_, k) => `$${p + k}`).join(', ')})`;
+const intentParams = (h: IntentHeader, workflowId: string, createdTs: number) => [h.event_id, h.domain, h.action, h.tags, h.session_id, h.dedupe_key, h.ttl_s, createdTs, workflowId];
+const transitionParams = (t: StoredTransition, writer: { workflowId: string; runId: string }) => [
+  t.event_id,
+  t.seq,
+  t.transition_id,
+  t.ts,
+  t.content.to,
+  JSON.stringify(t.content),
+  t.prev_hash,
+  t.hash,
+  writer.workflowId,
+  writer.runId,
+];
 
 /** The writer's view inside one transaction holding the intent's lock. */
 export class IntentWriteTx {
@@ -140,44 +190,41 @@ export class IntentWriteTx {
     return rows.map((r) => ({ event_id: r.event_id as string, status: r.status as IntentStatus, result: r.result as JsonObject }));
   }
 
-  async headerExists(eventId: string): Promise<boolean> {
-    const { rowCount } = await this.db.query('SELECT 1 FROM intents WHERE event_id = $1', [eventId]);
-    return (rowCount ?? 0) > 0;
-  }
-
   async insertIntent(h: IntentHeader, workflowId: string, createdTs: number): Promise<void> {
-    await this.db.query(
-      `INSERT INTO intents (event_id, domain, action, tags, session_id, dedupe_key, ttl_s, created_ts, workflow_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [h.event_id, h.domain, h.action, h.tags, h.session_id, h.dedupe_key, h.ttl_s, createdTs, workflowId],
-    );
+    await this.db.query(INTENT_INSERT, intentParams(h, workflowId, createdTs));
   }
 
-  async head(eventId: string): Promise<IntentWriteHead> {
+  /**
+   * The head, the clock, an earlier attempt of this transition id and whether the intent's row
+   * exists, in one round trip; call it after lockIntent (a statement sees the data as of its
+   * start, so the lock must be taken by an earlier one).
+   */
+  async writeState(eventId: string, transitionId: string): Promise<IntentWriteState> {
     const { rows } = await this.db.query(
-      `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now, h.seq, h.hash, h.ts, h.status
+      `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now, h.seq, h.hash, h.ts, h.status,
+              EXISTS (SELECT 1 FROM intents WHERE event_id = $1) AS header_exists,
+              to_jsonb(p) AS prior
          FROM (SELECT 1) one
-         LEFT JOIN LATERAL (SELECT seq, hash, ts, status FROM intent_transitions WHERE event_id = $1 ORDER BY seq DESC LIMIT 1) h ON true`,
-      [eventId],
+         LEFT JOIN LATERAL (SELECT seq, hash, ts, status FROM intent_transitions WHERE event_id = $1 ORDER BY seq DESC LIMIT 1) h ON true
+         LEFT JOIN LATERAL (SELECT ${TRANSITION_COLUMNS} FROM intent_transitions WHERE transition_id = $2) p ON true`,
+      [eventId, transitionId],
     );
-    const h = rows[0];
+    const r = rows[0];
     return {
-      nowMs: Number(h.now),
-      head: h.seq == null ? null : { seq: Number(h.seq), hash: h.hash as string, ts: Number(h.ts), status: h.status as IntentStatus },
+      nowMs: Number(r.now),
+      head: r.seq == null ? null : { seq: Number(r.seq), hash: r.hash as string, ts: Number(r.ts), status: r.status as IntentStatus },
+      prior: r.prior ? rowToTransition(r.prior as Record<string, unknown>) : undefined,
+      headerExists: r.header_exists as boolean,
     };
   }
 
-  async findTransition(transitionId: string): Promise<StoredTransition | undefined> {
-    const { rows } = await this.db.query(`SELECT ${TRANSITION_COLUMNS} FROM intent_transitions WHERE transition_id = $1`, [transitionId]);
-    return rows[0] ? rowToTransition(rows[0]) : undefined;
+  async insertTransition(t: StoredTransition, writer: { workflowId: string; runId: string }): Promise<void> {
+    await this.db.query(TRANSITION_INSERT(1), transitionParams(t, writer));
   }
 
-  async insertTransition(t: StoredTransition, writer: { workflowId: string; runId: string }): Promise<void> {
-    await this.db.query(
-      `INSERT INTO intent_transitions (event_id, seq, transition_id, ts, status, content, prev_hash, hash, workflow_id, run_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [t.event_id, t.seq, t.transition_id, t.ts, t.content.to, JSON.stringify(t.content), t.prev_hash, t.hash, writer.workflowId, writer.runId],
-    );
+  /** The intents row and its first transition in one statement (the chain guard and intent_heads triggers see both). */
+  async insertCreated(h: IntentHeader, t: StoredTransition, writer: { workflowId: string; runId: string }): Promise<void> {
+    await this.db.query(`WITH created AS (${INTENT_INSERT}) ${TRANSITION_INSERT(10)}`, [...intentParams(h, writer.workflowId, t.ts), ...transitionParams(t, writer)]);
   }
 }
 
@@ -192,6 +239,12 @@ export class IntentStore {
   async get(eventId: string): Promise<IntentRow | null> {
     const { rows } = await this.pool.query(`${INTENT_SELECT} WHERE i.event_id = $1`, [eventId]);
     return rows[0] ? rowToIntent(rows[0]) : null;
+  }
+
+  /** Whether an intent with this event id is stored (one index probe; get() reads its whole state). */
+  async exists(eventId: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('SELECT 1 FROM intents WHERE event_id = $1', [eventId]);
+    return (rowCount ?? 0) > 0;
   }
 
   /** The intent that holds a dedupe key against a new create (done first, then open ones), if any. */
@@ -212,14 +265,31 @@ export class IntentStore {
   /** Intents with an open head (requested or in-progress), oldest first. */
   async pending(f: PendingFilter): Promise<IntentRow[]> {
     const w = new Where();
-    // intent_heads (schema/006): the latest transition's status per intent, kept by a trigger;
-    // its partial index holds only the open heads, so this reads as many rows as are pending.
-    w.add(`i.event_id IN (SELECT h.event_id FROM intent_heads h WHERE h.status IN ('requested', 'in-progress'))`);
+    // intent_heads (schema/006, 007): the latest transition's status per intent, kept by a
+    // trigger. Its partial index holds the open heads in answer order (created_ts, event_id),
+    // so this walks as many index entries as it answers and stops at the LIMIT.
+    w.add(`p.status IN ('requested', 'in-progress')`);
     if (f.domain) w.add('i.domain = ?', f.domain);
-    if (f.olderThanS !== undefined) w.add('i.created_ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?::bigint * 1000', f.olderThanS);
+    if (f.olderThanS !== undefined) w.add('p.created_ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?::bigint * 1000', f.olderThanS);
     const limit = w.param(f.limit);
-    const { rows } = await this.pool.query(`${INTENT_SELECT} ${w.sql} ORDER BY i.created_ts, i.event_id LIMIT ${limit}`, w.params);
+    const { rows } = await this.pool.query(
+      `${intentSelect('intent_heads p JOIN intents i ON i.event_id = p.event_id')} ${w.sql} ORDER BY p.created_ts, p.event_id LIMIT ${limit}`,
+      w.params,
+    );
     return rows.map(rowToIntent);
+  }
+
+  /** Intents whose intent_heads row disagrees with their last transition (schema/007); none when all is well. */
+  async checkHeads(): Promise<{ event_id: string; stored: { seq: number; status: string } | null; expected: { seq: number; status: string } | null }[]> {
+    const { rows } = await this.pool.query('SELECT * FROM intent_heads_check() ORDER BY event_id');
+    const pair = (seq: unknown, status: unknown) => (seq == null ? null : { seq: Number(seq), status: status as string });
+    return rows.map((r) => ({ event_id: r.event_id as string, stored: pair(r.stored_seq, r.stored_status), expected: pair(r.expected_seq, r.expected_status) }));
+  }
+
+  /** Rewrites intent_heads from intent_transitions where they disagree; returns how many rows changed. */
+  async rebuildHeads(): Promise<number> {
+    const { rows } = await this.pool.query('SELECT intent_heads_rebuild() AS n');
+    return Number(rows[0].n);
   }
 
   /** A page of intents, newest first, and the number matching the filter. */

@@ -67,6 +67,9 @@ describe('POST /api/events', () => {
     });
     expect(r.body.hash).toMatch(HEX64);
     expect(await rows(id)).toBe(1);
+    // The answer is built from the stored transition, not read back: it must equal what a read shows.
+    const { transitions: _t, workflow: _w, ...read } = await tk.intents.get(id);
+    expect(r.body).toEqual(read);
   });
 
   test('the /api/events/log alias creates too', async () => {

@@ -1,8 +1,11 @@
 /**
- * intent_heads (schema/006): the derived latest state per intent that the pending query reads.
+ * intent_heads (schema/006, 007): the derived latest state per intent that the pending query reads.
  * It follows every transition through its trigger (including a re-open), agrees with the
- * append-only intent_transitions, and the application role can only read it.
+ * append-only intent_transitions, and the application role can only read it. Tampering with
+ * it (as the owner) hides an open intent from pending but not from verify; the check finds
+ * it and the rebuild restores it from the chains.
  */
+import { IntentStore } from '../../lib/store/intents';
 import { startTestSystem, TestSystem } from '../support/system';
 
 let sys: TestSystem;
@@ -51,4 +54,35 @@ test('the application role may only read it', async () => {
   ]) {
     await expect(sys.pool.query(sql)).rejects.toThrow(/permission denied/);
   }
+});
+
+test('created_ts is the intent\'s, and pending answers oldest first across domains', async () => {
+  const domain = `order${process.pid}`;
+  const ids = [0, 1, 2].map((k) => `ORDER-${process.pid}-${Date.now()}-${k}`);
+  for (const id of ids) await sys.tk.intents.create({ event_id: id, domain, action: 'step' });
+  const { rows } = await sys.pool.query(
+    'SELECT h.event_id FROM intent_heads h JOIN intents i USING (event_id) WHERE i.domain = $1 AND h.created_ts = i.created_ts ORDER BY h.created_ts, h.event_id',
+    [domain],
+  );
+  expect(rows.map((r) => r.event_id)).toEqual(ids);
+  expect((await sys.tk.intents.pending({ domain })).map((i) => i.event_id)).toEqual(ids);
+  expect((await sys.tk.intents.pending({ domain, older_than: 3600 })).map((i) => i.event_id)).toEqual([]);
+});
+
+test('tampering with intent_heads hides nothing from verify; the check reports it and the rebuild restores it', async () => {
+  const store = new IntentStore(sys.pool);
+  const domain = `tamper${process.pid}`;
+  const id = `TAMPER-${process.pid}-${Date.now()}`;
+  await sys.tk.intents.create({ event_id: id, domain, action: 'deploy' });
+  expect(await store.checkHeads()).toEqual([]);
+  // The owner (who may change the derived table, unlike the application) marks it done.
+  await sys.ownerPool.query(`UPDATE intent_heads SET status = 'done', seq = 7 WHERE event_id = $1`, [id]);
+  expect(await sys.tk.intents.pending({ domain })).toEqual([]);
+  expect((await sys.tk.intents.verify(id)).ok).toBe(true);
+  expect(await store.checkHeads()).toEqual([{ event_id: id, stored: { seq: 7, status: 'done' }, expected: { seq: 1, status: 'requested' } }]);
+  expect(await store.rebuildHeads()).toBe(1);
+  expect(await store.checkHeads()).toEqual([]);
+  expect(await store.rebuildHeads()).toBe(0);
+  expect((await sys.tk.intents.pending({ domain })).map((i) => i.event_id)).toEqual([id]);
+  expect(await head(id)).toEqual({ seq: 1, status: 'requested' });
 });

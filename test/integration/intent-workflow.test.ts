@@ -3,12 +3,15 @@
  * configured durations: zombie expiry (ttl_s and per-domain TTLs), retry_after re-opening
  * with exactly one wake to a local stand-in for OpenClaw's /hooks/wake (and a retried
  * delivery carrying the same idempotency key), retention closing the workflow and a later
- * PATCH starting a new run, and a worker stopped between transitions.
+ * PATCH starting a new run, a worker stopped between transitions, and an open intent whose
+ * workflow was terminated (a PATCH restarts it from the stored head; the reconcile sweep gives
+ * an untouched one its expiry back).
  */
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import type { CallRequest } from '../../api/client';
 import type { CreateIntentBody } from '../../api/intents/client-helpers';
+import { IntentClient } from '../../clients/intents';
 import { IntentStore } from '../../lib/store/intents';
 import { refusal, startTestSystem, TestSystem } from '../support/system';
 
@@ -182,4 +185,38 @@ test('a worker stopped between transitions: the PATCH waits for the next worker,
     [2, 'in-progress'],
     [3, 'done'],
   ]);
+});
+
+test('an open intent whose workflow was terminated: a PATCH restarts it from the stored head, the chain verifies, and the sweep restores expiry', async () => {
+  sys = await startTestSystem();
+  const id = uid('TERM');
+  await create({ event_id: id });
+  expect((await patch(id, { status: 'in-progress' })).status).toBe(200);
+  await sys.client.workflow.getHandle(`intent/${id}`).terminate('test: an operator terminated it');
+  expect((await get(id)).workflow.open).toBe(false);
+  expect((await refusal(patch(id, { status: 'requested' }))).status).toBe(409);
+  const r = await patch(id, { status: 'done', data: { ok: true } });
+  expect(r.status).toBe(200);
+  expect(r.body.transition).toMatchObject({ seq: 3, from: 'in-progress', to: 'done' });
+  expect(await sys.client.workflow.getHandle(`intent/${id}`).result()).toMatchObject({ closed: 'done', head: { seq: 3, status: 'done' } });
+  const { rows } = await sys.pool.query('SELECT seq::int, status FROM intent_transitions WHERE event_id = $1 ORDER BY seq', [id]);
+  expect(rows).toEqual([
+    { seq: 1, status: 'requested' },
+    { seq: 2, status: 'in-progress' },
+    { seq: 3, status: 'done' },
+  ]);
+  expect(await sys.tk.intents.verify(id)).toMatchObject({ ok: true, header_ok: true });
+
+  // One nobody touches again: still pending, and the sweep restarts it so its time-to-live acts.
+  const z = uid('TERMZ');
+  await create({ event_id: z, ttl_s: 2 });
+  await sys.client.workflow.getHandle(`intent/${z}`).terminate('test');
+  expect((await sys.tk.intents.pending({ domain: 'test' })).map((i) => i.event_id)).toContain(z);
+  const intents = IntentClient.fromConfig(sys.client, sys.pool, sys.config);
+  expect(await intents.reconcileOpen()).toContain(z);
+  expect(await intents.reconcileOpen()).not.toContain(z);
+  const b = await waitFor('expiry after the restart', statusIs(z, 'blocked'));
+  expect(b.last_data).toMatchObject({ error: 'expired', expired_status: 'requested' });
+  expect(b.transitions.map((t) => t.seq)).toEqual([1, 2]);
+  expect((await sys.tk.intents.verify(z)).ok).toBe(true);
 });

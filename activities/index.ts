@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { SessionWriter } from '../lib/domain/sessions';
 import { createIntentActivities } from './intents';
 import { createSessionActivities } from './sessions';
+import type { FollowUpCreator } from './task-outputs/follow-up';
 import { createTaskActivities } from './tasks';
 
 export interface ActivityDeps {
@@ -16,12 +17,16 @@ export interface ActivityDeps {
   outboundAllowHosts?: readonly string[];
   /** Reads a task's secret by its environment variable name (lib/config.ts readSecret). Default: none readable. */
   secret?: (name: string) => string | undefined;
+  /** Where task `file` deliveries write (ARTIFACTS_DIR). Default none: they fail, recorded. */
+  artifactsDir?: string;
+  /** Creates next_action follow-up tasks. Default none: follow-ups are recorded as refused. */
+  followUps?: FollowUpCreator;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
-    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined) }),
+    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined), artifactsDir: deps.artifactsDir, followUps: deps.followUps }),
   };
 }

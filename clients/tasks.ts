@@ -85,6 +85,11 @@ export class TaskClient {
     return { runId };
   }
 
+  /** Signals (or starts) the task's scheduler with the stored state again: for a change stored whose scheduler was not reached. */
+  ensureScheduler(row: TaskRow): Promise<void> {
+    return this.notify(row);
+  }
+
   /** The scheduler's own view (next fire time, running runs), or undefined when it does not answer. */
   async schedulerState(taskId: string): Promise<SchedulerState | undefined> {
     try {

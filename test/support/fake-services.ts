@@ -76,3 +76,18 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null | fal
     await new Promise((ok) => setTimeout(ok, stepMs));
   }
 }
+
+/** The servers a test file starts as its tests go, closed together in afterAll. */
+export function serverPool(): { start: (h: Handler) => Promise<FakeServer>; closeAll: () => Promise<void> } {
+  const all: FakeServer[] = [];
+  return {
+    start: async (h) => {
+      const s = await fakeServer(h);
+      all.push(s);
+      return s;
+    },
+    closeAll: async () => {
+      await Promise.all(all.map((s) => s.close()));
+    },
+  };
+}

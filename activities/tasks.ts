@@ -193,7 +193,10 @@ export function createTaskActivities(deps: TaskActivityDeps) {
    * Hands a finished run to its delivery targets (successful runs) and to the task's session
    * (every run). Each target is recorded once it took the result; a retry of this activity
    * skips those, and receivers deduplicate by Idempotency-Key (the run id). Failures are
-   * recorded, never thrown: a delivery failure is not a run failure.
+   * recorded, never thrown: a delivery failure is not a run failure. The targets are webhook,
+   * session, file (activities/task-outputs/file.ts) and table (task_results); a successful
+   * run's `follow_up` next_action is created here too, recorded as target FOLLOW_UP_TARGET
+   * (only an unreachable Temporal or database throws, so the activity retries it).
    */
   async function deliverRun(d: DeliverInput): Promise<{ delivered: number; failed: number }> {
     const done = new Set((await store.deliveries(d.runId)).filter((x) => x.ok).map((x) => x.target));

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { SessionWriter } from '../lib/domain/sessions';
 import { createIntentActivities } from './intents';
 import { createSessionActivities } from './sessions';
+import type { FollowUpCreator } from './task-outputs/follow-up';
 import { createTaskActivities } from './tasks';
 
 export interface ActivityDeps {
@@ -18,12 +19,16 @@ export interface ActivityDeps {
   secret?: (name: string) => string | undefined;
   /** The API's base URL as agents reach it, for results reported later (PUBLIC_URL). Default http://127.0.0.1:8000. */
   publicUrl?: string;
+  /** Where task `file` deliveries write (ARTIFACTS_DIR). Default none: they fail, recorded. */
+  artifactsDir?: string;
+  /** Creates next_action follow-up tasks. Default none: follow-ups are recorded as refused. */
+  followUps?: FollowUpCreator;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
-    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000' }),
+    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps }),
   };
 }

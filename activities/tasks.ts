@@ -34,6 +34,12 @@ import { TaskStore, type RunLogInput } from '../lib/store/tasks';
 import { parseAgentAnswer } from '../lib/domain/task-answer';
 import { resultPath, type AwaitingResult } from '../lib/domain/task-results';
 import { openclawHookRequest } from './openclaw-agent';
+import { isFollowUp } from '../lib/domain/task-outputs';
+import { TaskResultStore } from '../lib/store/task-results';
+import { runDigest } from './task-outputs/digest';
+import { writeRunFile } from './task-outputs/file';
+import { FOLLOW_UP_TARGET, type FollowUpCreator } from './task-outputs/follow-up';
+import { markdownOf } from './task-outputs/format';
 
 export interface TaskActivityDeps {
   pool: Pool;
@@ -44,6 +50,10 @@ export interface TaskActivityDeps {
   secret: (name: string) => string | undefined;
   /** The API's base URL as agents reach it (PUBLIC_URL): results reported later go to <base>/v1/runs/{run_id}/result. */
   publicUrl: string;
+  /** The `file` delivery writes here (ARTIFACTS_DIR, the folder GET /api/artifacts serves); none: file deliveries fail. */
+  artifactsDir?: string;
+  /** Creates next_action follow-up tasks (worker/follow-ups.ts); none: follow-ups are recorded as refused. */
+  followUps?: FollowUpCreator;
 }
 
 export interface FireTimesInput {
@@ -81,6 +91,7 @@ const fail = (type: string, message: string) => ApplicationFailure.create({ type
 
 export function createTaskActivities(deps: TaskActivityDeps) {
   const store = new TaskStore(deps.pool);
+  const results = new TaskResultStore(deps.pool);
 
   async function post(url: string, body: string, headers: Record<string, string>) {
     try {
@@ -121,6 +132,8 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const { task } = call;
     const tz = triggerZone(task.trigger);
     const nowMs = Date.now();
+    // The built-in digest answers from the needs-attention queue, without an LLM.
+    if (task.agent.type === 'digest') return runDigest({ tasks: store, results }, task, call.runId, nowMs);
     const ctx: RunContext = { ...call, nowMs, lastRunMs: await store.lastStartBefore(task.task_id, call.runId) };
     const timeContext = buildTimeContext(ctx, isRunDay(task.calendar, nowMs, tz));
     const memory = buildRunMemory(await store.memory(task.task_id, call.runId, task.memory_runs), tz, task.lang);
@@ -205,7 +218,10 @@ export function createTaskActivities(deps: TaskActivityDeps) {
    * Hands a finished run to its delivery targets (successful runs) and to the task's session
    * (every run). Each target is recorded once it took the result; a retry of this activity
    * skips those, and receivers deduplicate by Idempotency-Key (the run id). Failures are
-   * recorded, never thrown: a delivery failure is not a run failure.
+   * recorded, never thrown: a delivery failure is not a run failure. The targets are webhook,
+   * session, file (activities/task-outputs/file.ts) and table (task_results); a successful
+   * run's `follow_up` next_action is created here too, recorded as target FOLLOW_UP_TARGET
+   * (only an unreachable Temporal or database throws, so the activity retries it).
    */
   async function deliverRun(d: DeliverInput): Promise<{ delivered: number; failed: number }> {
     const done = new Set((await store.deliveries(d.runId)).filter((x) => x.ok).map((x) => x.target));
@@ -229,7 +245,16 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       let ok = false;
       let detail = '';
       try {
-        if (t.type === 'webhook') {
+        if (t.type === 'file') {
+          if (!deps.artifactsDir) throw new Error('this worker has no ARTIFACTS_DIR');
+          detail = `wrote ${await writeRunFile(deps.artifactsDir, t, d.task, d.nominalMs, payload)} in ARTIFACTS_DIR`;
+          ok = true;
+        } else if (t.type === 'table') {
+          if (!d.answer) throw new Error('no result to store');
+          const stored = await results.insertResult({ runId: d.runId, taskId: d.task.task_id, scheduledMs: d.nominalMs, startedMs: d.startedMs, finishedMs: d.finishedMs, attempt: d.attempt, answer: d.answer });
+          detail = stored ? 'stored in task_results' : 'already in task_results';
+          ok = true;
+        } else if (t.type === 'webhook') {
           const markdown = t.format === 'markdown';
           const body = markdown ? markdownOf(payload) : JSON.stringify(payload);
           const res = await outboundRequest(t.url, {
@@ -240,7 +265,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
           });
           ok = res.status >= 200 && res.status < 300;
           detail = `HTTP ${res.status}`;
-        } else {
+        } else if (t.type === 'session') {
           await deps.sessions.append({
             sessionId: t.session_id,
             type: EventType.TaskRun,
@@ -257,6 +282,15 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       await store.recordDelivery({ runId: d.runId, taskId: d.task.task_id, target: i, type: t.type, ok, detail });
       metrics.taskDeliveries.inc({ type: t.type, outcome: ok ? 'ok' : 'failed' });
       if (ok) delivered++;
+      else failed++;
+    }
+    // A next_action follow-up, created once per run; a refused definition is recorded here, not a run failure.
+    const action = d.answer?.next_action;
+    if (d.status === 'success' && isFollowUp(action) && !done.has(FOLLOW_UP_TARGET)) {
+      const r = deps.followUps ? await deps.followUps.create({ parentRunId: d.runId, parentTaskId: d.task.task_id, finishedMs: d.finishedMs, action }) : { ok: false as const, reason: 'this worker creates no follow-up tasks' };
+      await store.recordDelivery({ runId: d.runId, taskId: d.task.task_id, target: FOLLOW_UP_TARGET, type: 'follow_up', ok: r.ok, detail: r.ok ? `created task ${r.taskId}` : `refused: ${r.reason}` });
+      metrics.taskDeliveries.inc({ type: 'follow_up', outcome: r.ok ? 'ok' : 'failed' });
+      if (r.ok) delivered++;
       else failed++;
     }
     return { delivered, failed };
@@ -292,10 +326,6 @@ export function createTaskActivities(deps: TaskActivityDeps) {
   }
 
   return { taskFireTimes, recordRun, recordSkipped, runAgent, deliverRun, afterFailure, completeTask };
-}
-
-function markdownOf(p: { task_name: string; run_id: string; scheduled_at: string; finished_at: string; status: string; summary: string; attempt: number }): string {
-  return [`## ${p.task_name}`, '', p.summary, '', `- status: ${p.status}`, `- scheduled: ${p.scheduled_at}`, `- finished: ${p.finished_at}`, `- attempt: ${p.attempt}`, `- run: ${p.run_id}`].join('\n');
 }
 
 export type TaskActivities = ReturnType<typeof createTaskActivities>;

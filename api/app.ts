@@ -13,6 +13,7 @@ import { SessionStore } from '../lib/store/sessions';
 import { Admission } from './admission';
 import { omlRouter } from './intents/oml-routes';
 import { TaskStore } from '../lib/store/tasks';
+import { TaskResultStore } from '../lib/store/task-results';
 import type { KeyStore } from './auth';
 import { dashboardRouter } from './dashboard/router';
 import { verifyFormBody } from './http';
@@ -96,6 +97,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
     taskRouter({
       tasks: new TaskClient({ client, pool, taskQueue: config.taskQueue, runQueues: taskRunQueues(config) }),
       store: new TaskStore(pool),
+      results: new TaskResultStore(pool),
       keys,
     }),
   );

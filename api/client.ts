@@ -306,6 +306,9 @@ export class TimekeeperClient {
     /** A task's runs, newest fire time first. */
     runs: async (id: string, query?: Q<'listTaskRuns'>, opts?: CallOptions): Promise<ResponseBody<'listTaskRuns'>> =>
       (await this.call('listTaskRuns', { ...opts, params: { id }, query })).body,
+    /** The rows the task's `table` delivery stored, one per run (the whole answer, summary uncut), newest first. */
+    results: async (id: string, query?: Q<'listTaskResults'>, opts?: CallOptions): Promise<ResponseBody<'listTaskResults'>> =>
+      (await this.call('listTaskResults', { ...opts, params: { id }, query })).body,
   };
 
   /** Task runs across tasks (/v1/runs*). */

@@ -103,7 +103,7 @@ export async function run(opts: RunOptions): Promise<void> {
           pool,
           sessions: config,
           wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-          tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore },
+          tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore, artifactsDir: config.artifactsDir },
         });
       let worker = await create();
       let running: Promise<void> = worker.run();

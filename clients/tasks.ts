@@ -125,6 +125,11 @@ export class TaskClient {
     throw resultErrors.notWaiting(runId, { run_status: run.status, attempt: run.attempt, waiting: false }, `it is ${run.status}`);
   }
 
+  /** Signals (or starts) the task's scheduler with the stored state again: for a change stored whose scheduler was not reached. */
+  ensureScheduler(row: TaskRow): Promise<void> {
+    return this.notify(row);
+  }
+
   /** The scheduler's own view (next fire time, running runs), or undefined when it does not answer. */
   async schedulerState(taskId: string): Promise<SchedulerState | undefined> {
     try {

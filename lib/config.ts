@@ -150,7 +150,7 @@ export interface Config {
   workspacePath: string;
   /** GET /api/state serves this Markdown file. Default $WORKSPACE_PATH/STATE.md */
   stateMdPath: string;
-  /** GET /api/artifacts serves files under this folder only. Default $WORKSPACE_PATH/ARTIFACTS */
+  /** GET /api/artifacts serves files under this folder only; task `file` deliveries (worker) write here. Default $WORKSPACE_PATH/ARTIFACTS */
   artifactsDir: string;
   /** A second port for the OML-compatible routes (OML's default is 3847); 0: off. */
   omlPort: number;

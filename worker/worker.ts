@@ -9,6 +9,9 @@ import { NativeConnection, Worker, WorkerOptions, bundleWorkflowCode } from '@te
 import type { Pool } from 'pg';
 import { createActivities } from '../activities';
 import { SessionClient } from '../clients/sessions';
+import { TaskClient } from '../clients/tasks';
+import { TaskStore } from '../lib/store/tasks';
+import { followUpCreator } from './follow-ups';
 import { taskRunQueues } from '../lib/config';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 
@@ -34,6 +37,8 @@ export interface TimekeeperWorkerOptions {
     publicUrl?: string;
     slotsDefault?: number;
     slotsCore?: number;
+    /** ARTIFACTS_DIR: where `file` deliveries write. None: they fail (recorded). */
+    artifactsDir?: string;
   };
   /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows once at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -54,10 +59,22 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     writeTimeoutMs: TUNABLE.writeTimeoutMs.default,
   };
   // Activities that write to a timeline go through the session workflow, its single writer.
-  const sessions = new SessionClient({ client: new Client({ connection: opts.connection, namespace: opts.namespace }), pool: opts.pool, taskQueue: opts.taskQueue, ...s });
-  const activities = createActivities({ pool: opts.pool, sessions, wake: opts.wake, outboundAllowHosts: opts.tasks?.outboundAllowHosts, secret: opts.tasks?.secret, publicUrl: opts.tasks?.publicUrl });
-  const workflowBundle = opts.workflowBundle ?? { code: (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') })).code };
+  const client = new Client({ connection: opts.connection, namespace: opts.namespace });
+  const sessions = new SessionClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, ...s });
   const queues = opts.tasks?.queues ?? taskRunQueues({ taskQueue: opts.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
+  // Follow-up tasks (next_action) are created as the API creates tasks: validated, stored, their scheduler started.
+  const followUps = followUpCreator(new TaskClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, runQueues: queues }), new TaskStore(opts.pool));
+  const activities = createActivities({
+    pool: opts.pool,
+    sessions,
+    wake: opts.wake,
+    outboundAllowHosts: opts.tasks?.outboundAllowHosts,
+    secret: opts.tasks?.secret,
+    publicUrl: opts.tasks?.publicUrl,
+    artifactsDir: opts.tasks?.artifactsDir,
+    followUps,
+  });
+  const workflowBundle = opts.workflowBundle ?? { code: (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') })).code };
   const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs };
 
   const main = await Worker.create({

@@ -26,6 +26,7 @@ import {
 import { cronProblem } from '../../lib/domain/schedule';
 import { AgentAnswerSchema } from '../../lib/domain/task-answer';
 import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';
+import { DIGEST_DEFAULTS, DIGEST_STATUSES, fileNameProblem } from '../../lib/domain/task-outputs';
 import { defineRoute, limitParam, plainText } from '../contract';
 import { Operation } from '../scopes';
 
@@ -107,8 +108,16 @@ const OpenClawAgentSchema = z.strictObject({
   model: plainText(200).optional(),
   deliver: z.boolean().default(false).describe("whether OpenClaw also sends the agent's reply to a channel"),
 });
+/** The built-in digest: reads the needs-attention queue and summarises it, no LLM (lib/domain/task-outputs.ts). */
+const DigestAgentSchema = z.strictObject({
+  type: z.literal('digest'),
+  since_s: z.number().int('must be a whole number of seconds').min(1, 'must be at least 1').max(LIMITS.taskDigestSinceMaxS, `must be at most ${LIMITS.taskDigestSinceMaxS}`).optional(),
+  statuses: z.array(z.enum(DIGEST_STATUSES)).min(1).max(DIGEST_STATUSES.length).default(DIGEST_DEFAULTS.statuses),
+  task_ids: z.array(taskId).min(1).max(LIMITS.taskDigestTaskIdsMax).optional(),
+  max_items: z.number().int().min(1).max(LIMITS.taskDigestItemsMax).default(DIGEST_DEFAULTS.max_items),
+});
 export const AgentSchema = z
-  .discriminatedUnion('type', [OpenAiAgentSchema, WebhookAgentSchema, OpenClawAgentSchema], {
+  .discriminatedUnion('type', [OpenAiAgentSchema, WebhookAgentSchema, OpenClawAgentSchema, DigestAgentSchema], {
     error: (i) => (i.code === 'invalid_union' ? `type must be one of ${AGENT_TYPES.join(', ')}` : undefined),
   })
   .meta({ id: 'Agent' });
@@ -120,7 +129,21 @@ const WebhookDeliverySchema = z.strictObject({
   secret: z.string().min(8).max(500).optional(),
 });
 const SessionDeliverySchema = z.strictObject({ type: z.literal('session'), session_id: z.string().regex(SESSION_ID_RE, SESSION_ID_RULE) });
-const DeliveryTargetSchema = z.discriminatedUnion('type', [WebhookDeliverySchema, SessionDeliverySchema], {
+const FileDeliverySchema = z.strictObject({
+  type: z.literal('file'),
+  path: z
+    .string()
+    .max(200)
+    .superRefine((p, ctx) => {
+      const problem = fileNameProblem(p);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional()
+    .describe('a file name template directly under ARTIFACTS_DIR; default {{task_id}}-{{run_key}}.md (or .json)'),
+  format: z.enum(['markdown', 'json']).default('markdown'),
+});
+const TableDeliverySchema = z.strictObject({ type: z.literal('table') });
+const DeliveryTargetSchema = z.discriminatedUnion('type', [WebhookDeliverySchema, SessionDeliverySchema, FileDeliverySchema, TableDeliverySchema], {
   error: (i) => (i.code === 'invalid_union' ? `type must be one of ${DELIVERY_TYPES.join(', ')}` : undefined),
 });
 /** One target or a list (the article writes one object). */
@@ -253,6 +276,7 @@ export const Task = z
     created_at: z.string(),
     updated_at: z.string(),
     last_change: z.object({ action: z.string(), reason: z.string().nullable() }),
+    parent_run_id: z.string().nullable().describe('a follow-up task: the run whose next_action created it'),
   })
   .meta({ id: 'Task' });
 
@@ -287,7 +311,25 @@ export const Run = z
 export const RunDetail = Run.extend({
   log: z.array(z.object({ status: z.enum(RUN_STATUSES), attempt: z.number().int(), reason: z.string().nullable(), recorded_at: z.string() })),
   deliveries: z.array(z.object({ target: z.number().int(), type: z.string(), ok: z.boolean(), detail: z.string().nullable(), recorded_at: z.string() })),
+  follow_ups: z.array(z.object({ task_id: z.string(), name: z.string(), created_at: z.string() })).describe('tasks this run handed work to (next_action follow_up)'),
 }).meta({ id: 'RunDetail' });
+
+export const TaskResult = z
+  .object({
+    run_id: z.string(),
+    task_id: z.string(),
+    status: z.string(),
+    scheduled_at: z.string(),
+    started_at: z.string(),
+    finished_at: z.string(),
+    attempt: z.number().int(),
+    processed: z.number().int().nullable(),
+    error_count: z.number().int().nullable(),
+    summary: z.string().describe('in full, not cut as in the execution log'),
+    result: AgentAnswerSchema,
+    recorded_at: z.string(),
+  })
+  .meta({ id: 'TaskResult' });
 
 // ---- routes -----------------------------------------------------------------------------
 
@@ -395,18 +437,24 @@ export const triggerTask = defineRoute({
   errors: [400, 401, 403, 404, 409, 503],
 });
 
-export const listTaskRuns = defineRoute({
-  method: 'get',
-  path: '/v1/tasks/:id/runs',
-  tag: 'tasks',
-  summary: "A task's runs, newest fire time first",
-  scopes: Operation.ReadTasks,
-  parameterExamples: { id: 'daily-digest', limit: 20 },
-  params: idPath,
-  query: z.object({ limit: limitParam(LIMITS.pageMax).optional() }),
-  responses: { 200: z.object({ runs: z.array(Run) }) },
-  errors: [400, 401, 403, 404, 503],
-});
+/** A page of what belongs to one task (its runs, its stored results), newest first. */
+function ofTask<K extends 'runs' | 'results', T extends z.ZodType>(what: K, summary: string, item: T) {
+  return defineRoute({
+    method: 'get',
+    path: `/v1/tasks/:id/${what}` as const,
+    tag: 'tasks',
+    summary,
+    scopes: Operation.ReadTasks,
+    parameterExamples: { id: 'daily-digest', limit: 20 },
+    params: idPath,
+    query: z.object({ limit: limitParam(LIMITS.pageMax).optional() }),
+    responses: { 200: z.object({ [what]: z.array(item) } as { [k in K]: z.ZodArray<T> }) },
+    errors: [400, 401, 403, 404, 503],
+  });
+}
+
+export const listTaskRuns = ofTask('runs', "A task's runs, newest fire time first", Run);
+export const listTaskResults = ofTask('results', "The rows a task's `table` delivery stored, one per run, newest first", TaskResult);
 
 export const listRuns = defineRoute({
   method: 'get',
@@ -496,6 +544,7 @@ export const taskRoutes = {
   resumeTask,
   triggerTask,
   listTaskRuns,
+  listTaskResults,
   listRuns,
   getRun,
   reportRunResult,

@@ -1,22 +1,22 @@
 /** The /v1 scheduled-task routes: tasks, their runs, and the schedule preview. */
-import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import type { TaskClient } from '../../clients/tasks';
-import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
-import { describeCron, describeTrigger, schedulerWorkflowId, taskDefinitionProblems, taskErrors, type AgentAnswer, type TaskDefinition } from '../../lib/domain/tasks';
+import { describeCron, describeTrigger, schedulerWorkflowId, taskErrors, type AgentAnswer } from '../../lib/domain/tasks';
 import { cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
+import type { TaskResultStore } from '../../lib/store/task-results';
 import type { KeyStore } from '../auth';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
+import { definitionOf } from './definition';
 import {
-  CreateTaskBody,
   createTask,
   deleteTask,
   getRun,
   getTask,
   listRuns,
+  listTaskResults,
   listTaskRuns,
   listTasks,
   patchTask,
@@ -30,24 +30,13 @@ import {
 export interface TaskDeps {
   tasks: TaskClient;
   store: TaskStore;
+  results: TaskResultStore;
   keys: KeyStore;
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-/** Parses a whole definition (create, or the result of a patch) and applies the domain rules; nothing is stored on a refusal. */
-function definitionOf(body: unknown, nowMs: number): { definition: TaskDefinition; enabled: boolean } {
-  const b = parse(CreateTaskBody, body);
-  const { enabled, ...rest } = b;
-  const id = rest.task_id ?? `task-${randomUUID()}`;
-  const definition = { ...rest, task_id: id, name: rest.name ?? id } as TaskDefinition;
-  const problems = taskDefinitionProblems(definition);
-  if (definition.trigger.type === 'at' && Date.parse(definition.trigger.at) <= nowMs) problems.push({ field: 'trigger.at', reason: 'is in the past' });
-  if (problems.length) throw new DomainError(ErrorCode.Validation, problems.map((p) => `${p.field}: ${p.reason}`).join('; '), problems);
-  return { definition, enabled };
-}
-
-export function taskRouter({ tasks, store, keys }: TaskDeps): Router {
+export function taskRouter({ tasks, store, results, keys }: TaskDeps): Router {
   const r = Router();
 
   async function mustExist(id: string): Promise<TaskRow> {
@@ -83,6 +72,7 @@ export function taskRouter({ tasks, store, keys }: TaskDeps): Router {
       created_at: t.created_at.toISOString(),
       updated_at: t.updated_at.toISOString(),
       last_change: { action: t.last_action, reason: t.reason },
+      parent_run_id: t.definition.parent_run_id ?? null,
     };
   }
 
@@ -144,13 +134,14 @@ export function taskRouter({ tasks, store, keys }: TaskDeps): Router {
     const patch = parse(patchTask.body, jsonBody(req)) as Record<string, unknown>;
     // The raw body, so the merged definition is validated exactly as a create would be.
     const raw = jsonBody(req) as Record<string, unknown>;
-    const merged: Record<string, unknown> = { ...current.definition, enabled: current.enabled };
+    const { parent_run_id, ...stored } = current.definition;
+    const merged: Record<string, unknown> = { ...stored, enabled: current.enabled };
     for (const k of Object.keys(patch)) {
       if (raw[k] === null) delete merged[k];
       else merged[k] = raw[k];
     }
     merged.task_id = current.task_id;
-    const { definition, enabled } = definitionOf(merged, Date.now());
+    const { definition, enabled } = definitionOf(merged, Date.now(), { parent_run_id });
     res.json(await detail(await tasks.update(current, definition, enabled)));
   });
 
@@ -178,6 +169,22 @@ export function taskRouter({ tasks, store, keys }: TaskDeps): Router {
     res.json({ runs: (await store.runsOfTask(t.task_id, q.limit ?? LIMITS.pageDefault)).map(runOf) });
   });
 
+  route(r, keys, listTaskResults, async (req, res) => {
+    const t = await mustExist(idOf(req.params.id));
+    const q = parse(listTaskResults.query, queryObject(req));
+    const rows = await results.resultsOf(t.task_id, q.limit ?? LIMITS.pageDefault);
+    res.json({
+      results: rows.map((x) => ({
+        ...x,
+        scheduled_at: x.scheduled_at.toISOString(),
+        started_at: x.started_at.toISOString(),
+        finished_at: x.finished_at.toISOString(),
+        recorded_at: x.recorded_at.toISOString(),
+        result: x.result as never,
+      })),
+    });
+  });
+
   route(r, keys, listRuns, async (req, res) => {
     const q = parse(listRuns.query, queryObject(req));
     res.json({ runs: (await store.listRuns({ status: q.status, taskId: q.task_id, limit: q.limit ?? LIMITS.pageDefault })).map(runOf) });
@@ -187,11 +194,12 @@ export function taskRouter({ tasks, store, keys }: TaskDeps): Router {
     const id = parse(getRun.params.shape.id, req.params.id, 'run_id');
     const run = await store.getRun(id);
     if (!run) throw taskErrors.runNotFound(id);
-    const [log, deliveries] = await Promise.all([store.runLog(id), store.deliveries(id)]);
+    const [log, deliveries, followUps] = await Promise.all([store.runLog(id), store.deliveries(id), results.followUpsOf(id)]);
     res.json({
       ...runOf(run),
       log: log.map((l) => ({ status: l.status, attempt: l.attempt, reason: l.reason, recorded_at: l.recorded_at.toISOString() })),
       deliveries: deliveries.map((d) => ({ ...d, recorded_at: d.recorded_at.toISOString() })),
+      follow_ups: followUps.map((f) => ({ task_id: f.task_id, name: f.name, created_at: f.created_at.toISOString() })),
     });
   });
 

@@ -242,6 +242,11 @@ export const LIMITS = {
   personaMaxChars: 2_000,
   taskTagsMax: 20,
   taskDeliveryTargetsMax: 10,
+  /** A digest looks back at most 30 days: the needs-attention queue is for recent failures. */
+  taskDigestSinceMaxS: 30 * 24 * 3600,
+  /** Failed runs one digest lists (its count covers all); keeps the answer well under its 20,000-character summary. */
+  taskDigestItemsMax: 200,
+  taskDigestTaskIdsMax: 100,
   holidaysMax: 1_000,
   /** Fire times a preview (and a task description) lists at most. */
   schedulePreviewMax: 100,

@@ -13,7 +13,19 @@ export const AgentAnswerSchema = z
     processed: z.number().int().min(0),
     errors: z.array(z.unknown()),
     summary: z.string().max(20_000),
-    next_action: z.string().nullable(),
+    next_action: z
+      .union([
+        z.string(),
+        z.strictObject({
+          type: z.literal('follow_up'),
+          // Shape only: the definition is validated like any POST /v1/tasks body when the
+          // follow-up is created, and a refusal there is recorded, not a run failure.
+          task: z.record(z.string(), z.unknown()),
+          delay_s: z.number().min(0).max(7 * 24 * 3600).optional(),
+        }),
+      ])
+      .nullable()
+      .describe('a note, or {"type": "follow_up", "task": {...}} to hand work to another agent'),
   })
   .meta({ id: 'AgentAnswer' });
 

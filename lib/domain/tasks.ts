@@ -9,6 +9,7 @@
 import { DomainError, ErrorCode, type FieldError } from './errors';
 import { LIMITS } from './limits';
 import { retryProblems, type RetryPolicy } from './task-retry';
+import type { DigestAgent, FollowUpAction } from './task-outputs';
 
 /** A secret's environment variable name, as a task's `api_key_env` or `token_env` may give it (lib/config.ts readSecret reads it). */
 export const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,127}$/;
@@ -88,8 +89,9 @@ export interface OpenClawAgent {
   /** Whether OpenClaw also sends the agent's reply to a channel (default false: the result comes back here). */
   deliver: boolean;
 }
-export type AgentTarget = OpenAiAgent | WebhookAgent | OpenClawAgent;
-export const AGENT_TYPES = ['openai', 'webhook', 'openclaw'] as const;
+/** The built-in digest agent (lib/domain/task-outputs.ts): summarises the needs-attention queue, no LLM. */
+export type AgentTarget = OpenAiAgent | WebhookAgent | OpenClawAgent | DigestAgent;
+export const AGENT_TYPES = ['openai', 'webhook', 'openclaw', 'digest'] as const;
 
 export interface WebhookDelivery {
   type: 'webhook';
@@ -101,8 +103,18 @@ export interface SessionDelivery {
   type: 'session';
   session_id: string;
 }
-export type DeliveryTarget = WebhookDelivery | SessionDelivery;
-export const DELIVERY_TYPES = ['webhook', 'session'] as const;
+/** A file directly under ARTIFACTS_DIR, named by a template (lib/domain/task-outputs.ts), written atomically per run. */
+export interface FileDelivery {
+  type: 'file';
+  path: string;
+  format: 'markdown' | 'json';
+}
+/** A row in the task_results table (schema/008_task_results.sql), once per run. */
+export interface TableDelivery {
+  type: 'table';
+}
+export type DeliveryTarget = WebhookDelivery | SessionDelivery | FileDelivery | TableDelivery;
+export const DELIVERY_TYPES = ['webhook', 'session', 'file', 'table'] as const;
 
 /** Either style of retry settings (explicit list or exponential): lib/domain/task-retry.ts. */
 export type { RetryPolicy } from './task-retry';
@@ -150,6 +162,8 @@ export interface TaskDefinition {
   tags: string[];
   /** Language of the time context and run memory the agent reads. */
   lang: 'en' | 'zh';
+  /** Set on a follow-up task: the run whose next_action asked for it (never taken from a request body). */
+  parent_run_id?: string;
 }
 
 export const TASK_DEFAULTS = {
@@ -293,7 +307,7 @@ export function taskDefinitionProblems(d: TaskDefinition): FieldError[] {
   if (t.type === 'cron' && !isTimeZone(t.timezone)) out.push({ field: 'trigger.timezone', reason: `is not a known IANA time zone: ${t.timezone}` });
   if (t.type === 'interval' && t.every_s < LIMITS.taskMinIntervalS) out.push({ field: 'trigger.every_s', reason: `must be at least ${LIMITS.taskMinIntervalS}` });
   out.push(...retryProblems(d.retry));
-  const unknown = unknownTemplateVariables(d.agent.prompt_template);
+  const unknown = unknownTemplateVariables(d.agent.prompt_template ?? '');
   if (unknown.length) out.push({ field: 'agent.prompt_template', reason: `uses unknown variable(s) ${unknown.map((v) => `{{${v}}}`).join(', ')}; known: ${TEMPLATE_VARIABLES.join(', ')}` });
   for (const [i, h] of (d.calendar?.holidays ?? []).entries()) {
     if (Number.isNaN(Date.parse(`${h}T00:00:00Z`))) out.push({ field: `calendar.holidays.${i}`, reason: 'is not a date (YYYY-MM-DD)' });
@@ -309,11 +323,12 @@ export interface AgentAnswer {
   processed: number;
   errors: unknown[];
   summary: string;
-  next_action: string | null;
+  /** Recorded as given; a `follow_up` object also creates a follow-up task linked to this run. */
+  next_action: string | FollowUpAction | null;
 }
 
 export const ANSWER_INSTRUCTIONS =
-  'Answer with one JSON object and nothing else: {"task_id": string, "status": "success" | "failed" | "partial", "processed": integer >= 0, "errors": array, "summary": string, "next_action": string | null}.';
+  'Answer with one JSON object and nothing else: {"task_id": string, "status": "success" | "failed" | "partial", "processed": integer >= 0, "errors": array, "summary": string, "next_action": string | null | {"type": "follow_up", "task": <a task definition as POST /v1/tasks takes it; trigger optional>, "delay_s"?: number}}. A follow_up hands work to another agent: it becomes a new task linked to this run.';
 
 // ---- what the agent wakes up with ------------------------------------------------------
 

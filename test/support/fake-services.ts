@@ -132,3 +132,18 @@ export async function fakeOpenClawGateway(opts: { token: string; hooksPath?: str
   });
   return Object.assign(s, { turns });
 }
+
+/** The servers a test file starts as its tests go, closed together in afterAll. */
+export function serverPool(): { start: (h: Handler) => Promise<FakeServer>; closeAll: () => Promise<void> } {
+  const all: FakeServer[] = [];
+  return {
+    start: async (h) => {
+      const s = await fakeServer(h);
+      all.push(s);
+      return s;
+    },
+    closeAll: async () => {
+      await Promise.all(all.map((s) => s.close()));
+    },
+  };
+}

@@ -112,7 +112,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         sessions: config,
         workflowBundle: { codePath: env.workflowBundle },
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => opts.secrets?.[name], publicUrl: config.publicUrl },
+        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => opts.secrets?.[name], publicUrl: config.publicUrl, artifactsDir: config.artifactsDir },
       });
       running = worker.run();
       sys.worker = worker;

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { SessionWriter } from '../lib/domain/sessions';
 import { createIntentActivities } from './intents';
 import { createSessionActivities } from './sessions';
+import { createSignalActivities } from './signals';
 import { createTaskActivities } from './tasks';
 
 export interface ActivityDeps {
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
+    ...createSignalActivities({ pool: deps.pool }),
     ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined) }),
   };
 }

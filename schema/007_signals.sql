@@ -8,7 +8,7 @@
 CREATE TABLE signals (
   seq           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   signal_id     text NOT NULL UNIQUE CHECK (length(signal_id) BETWEEN 1 AND 300),
-  name          text NOT NULL CHECK (name ~ '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,299}$'),
+  name          text NOT NULL CHECK (name ~ '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$'),
   value         jsonb,
   signal_values jsonb NOT NULL DEFAULT '{}'::jsonb CHECK (jsonb_typeof(signal_values) = 'object'),
   occurred_at   timestamptz NOT NULL,

@@ -55,7 +55,10 @@ function conditionStep(t: ConditionTrigger, st: SignalTriggerState, atMs: number
   const next: SignalTriggerState = { ...st, condition: r.state, nextCheckMs: r.nextCheckMs };
   if (r.firedAtMs === undefined) return next;
   const nominalMs = r.firedAtMs + t.delay_s * 1000;
-  const cause = `the condition held at ${iso(r.firedAtMs)} (${why})${t.delay_s ? `, then waited delay_s ${t.delay_s} s` : ''}`;
+  const readings = Object.entries(r.state.latest)
+    .map(([name, x]) => `signal "${name}" = ${JSON.stringify(x.value)} at ${iso(x.atMs)}`)
+    .join(', ');
+  const cause = `at ${iso(r.firedAtMs)}, ${why}; latest readings: ${readings || 'none'}${t.delay_s ? `; then waited delay_s ${t.delay_s} s` : ''}`;
   return { ...next, pending: [...next.pending, { key: `condition:${nominalMs}`, runId: runIdAt(taskId, nominalMs), nominalMs, trigger: 'condition', cause, joined: 0 }] };
 }
 
@@ -63,7 +66,7 @@ export function takeSignal(t: SignalTrigger, st0: SignalTriggerState, e: SignalE
   if (st0.seen.includes(e.signal_id) || !listensTo(t, e.name)) return st0;
   const st: SignalTriggerState = { ...st0, seen: [...st0.seen, e.signal_id].slice(-SEEN_SIGNALS_KEPT) };
   const what = `signal "${e.name}"${e.value === null ? '' : ` = ${JSON.stringify(e.value)}`} (${e.signal_id}) at ${iso(e.atMs)}`;
-  if (t.type === 'condition') return conditionStep(t, { ...st, condition: applySignal(t, st.condition!, e) }, e.atMs, taskId, what);
+  if (t.type === 'condition') return conditionStep(t, { ...st, condition: applySignal(t, st.condition!, e) }, e.atMs, taskId, `on the ${what}`);
   const key = dedupeKey(t, e);
   const waiting = t.deduplicate ? st.pending.find((p) => p.key === key) : undefined;
   if (waiting) return { ...st, pending: st.pending.map((p) => (p === waiting ? { ...p, joined: p.joined + 1 } : p)) };
@@ -77,7 +80,7 @@ export function dueAt(t: SignalTrigger, st0: SignalTriggerState, nowMs: number, 
   let st = st0;
   // Each step moves time forward (a deadline, an edge, a cooldown end); bounded anyway.
   for (let i = 0; t.type === 'condition' && st.nextCheckMs !== null && st.nextCheckMs <= nowMs && i < 100; i++) {
-    st = conditionStep(t, st, st.nextCheckMs, taskId, `re-evaluated at ${iso(st.nextCheckMs)}`);
+    st = conditionStep(t, st, st.nextCheckMs, taskId, 'when its for_s, window or cooldown came due');
   }
   const start = st.pending.filter((p) => p.nominalMs <= nowMs).map((p) => (p.joined ? { ...p, cause: `${p.cause}; ${p.joined} more event${p.joined === 1 ? '' : 's'} with its dedupe key joined this run` } : p));
   return { state: { ...st, pending: st.pending.filter((p) => p.nominalMs > nowMs) }, start };

@@ -5,6 +5,7 @@
  * outcomes this way, the same path as POST /v1/signals.
  */
 import type { Pool } from 'pg';
+import { LIMITS } from '../lib/domain/limits';
 import { taskRunSignalId, taskRunSignalName, type SignalEvent } from '../lib/domain/signals';
 import { SignalStore } from '../lib/store/signals';
 
@@ -23,7 +24,13 @@ export function createSignalActivities(deps: { pool: Pool }) {
     return { event, listeners: (await store.listeners(signal.name)).map((t) => t.task_id) };
   }
 
-  return { emitRunOutcome };
+  /** Signals a scheduler started afresh missed (lost, terminated, or never reached): it takes them in again, dropping seen ids. */
+  async function signalsToCatchUp(i: { taskId: string; version: number; names: string[] }): Promise<SignalEvent[]> {
+    const rows = await store.since({ ...i, limit: LIMITS.signalCatchUpMax });
+    return rows.map((r) => ({ signal_id: r.signal_id, name: r.name, value: r.value, values: r.values, atMs: r.atMs }));
+  }
+
+  return { emitRunOutcome, signalsToCatchUp };
 }
 
 export type SignalActivities = ReturnType<typeof createSignalActivities>;

@@ -252,6 +252,8 @@ export const LIMITS = {
   signalValuesMax: 32,
   /** A string value (or a `values` entry) in a signal. */
   signalStringMaxChars: 500,
+  /** Stored signals a scheduler started afresh reads back (the newest): enough to rebuild waits and a condition's readings, bounded so one local activity answer stays small. */
+  signalCatchUpMax: 500,
   /** Signals one scheduler run takes in before continue-as-new (each is a history event). */
   schedulerSignalsPerRun: 2_000,
   /** Answers the agent may give: the first, and one re-ask with the validation error. */

@@ -42,10 +42,11 @@ export interface SignalTriggerState {
 type SignalTrigger = DelayTrigger | ConditionTrigger;
 
 /** The state to go on with: the carried one if it belongs to this trigger, else a fresh one (keeping the seen ids). */
-export function signalStateFor(prev: SignalTriggerState | undefined, t: SignalTrigger, nowMs: number): SignalTriggerState {
+export function signalStateFor(prev: SignalTriggerState | undefined, t: SignalTrigger): SignalTriggerState {
   const json = JSON.stringify(t);
   if (prev && prev.triggerJson === json) return prev;
-  return { triggerJson: json, seen: prev?.seen ?? [], pending: [], condition: t.type === 'condition' ? initialConditionState(nowMs) : undefined, nextCheckMs: null };
+  // Evaluation starts at the epoch, not now: signals taken in again after a restart are evaluated at their own times.
+  return { triggerJson: json, seen: prev?.seen ?? [], pending: [], condition: t.type === 'condition' ? initialConditionState(0) : undefined, nextCheckMs: null };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -68,7 +69,8 @@ export function takeSignal(t: SignalTrigger, st0: SignalTriggerState, e: SignalE
   const what = `signal "${e.name}"${e.value === null ? '' : ` = ${JSON.stringify(e.value)}`} (${e.signal_id}) at ${iso(e.atMs)}`;
   if (t.type === 'condition') return conditionStep(t, { ...st, condition: applySignal(t, st.condition!, e) }, e.atMs, taskId, `on the ${what}`);
   const key = dedupeKey(t, e);
-  const waiting = t.deduplicate ? st.pending.find((p) => p.key === key) : undefined;
+  // Joins only a wait still open at the event's time (one taken in again after a restart may be later).
+  const waiting = t.deduplicate ? st.pending.find((p) => p.key === key && e.atMs < p.nominalMs) : undefined;
   if (waiting) return { ...st, pending: st.pending.map((p) => (p === waiting ? { ...p, joined: p.joined + 1 } : p)) };
   const nominalMs = e.atMs + t.seconds * 1000;
   const cause = `the ${what}, ${formatDuration(t.seconds * 1000)} before`;

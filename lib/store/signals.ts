@@ -76,6 +76,20 @@ export class SignalStore {
     return rows.filter((t): t is TaskRow => !!t && t.enabled && !t.deleted && listensTo(t.definition.trigger, name));
   }
 
+  /**
+   * The newest signals (at most `limit`, oldest first) of these names recorded since version
+   * `version` of the task was stored: what a scheduler started afresh takes in again.
+   */
+  async since(i: { taskId: string; version: number; names: string[]; limit: number }): Promise<StoredSignal[]> {
+    const r = await this.pool.query(
+      `SELECT s.* FROM signals s JOIN task_history h ON h.task_id = $1 AND h.version = $2
+        WHERE s.name = ANY($3::text[]) AND s.recorded_at >= h.recorded_at
+        ORDER BY s.seq DESC LIMIT $4`,
+      [i.taskId, i.version, i.names, i.limit],
+    );
+    return r.rows.map(rowOf).reverse();
+  }
+
   /** Finished runs of a task in a row with the newest one's status (failed or success), and that status. */
   async streak(taskId: string): Promise<{ status: RunStatus; streak: number } | undefined> {
     const r = await this.pool.query(

@@ -135,3 +135,27 @@ test('a run-outcome condition: task X failed twice in a row → the diagnosis ta
   await sleep(1500);
   expect(await runs(diag)).toHaveLength(1);
 });
+
+test('a scheduler that was lost takes the stored signals in again when it starts afresh: the missed wait runs, nothing runs twice', async () => {
+  const id = uid('catchup');
+  const event = uid('deploy');
+  await createTask(id, { type: 'delay', event, seconds: 2, deduplicate: true, dedupe_key: '{{values.host}}' });
+  const a = await tk.signals.send({ name: event, values: { host: 'web-1' } });
+  // The scheduler is lost with its waiting run (terminated: its state is gone).
+  await sys.client.workflow.getHandle(`task/${id}`).terminate('test: lose the scheduler');
+  // The next signal starts it afresh (signal-with-start); it reads back what was stored since its version.
+  const b = await tk.signals.send({ name: event, values: { host: 'web-2' } });
+  expect(b.delivered_to).toEqual([id]);
+  const done = await eventually(async () => {
+    const rs = (await runs(id)).filter((r) => r.status === 'success');
+    return rs.length === 2 ? rs : undefined;
+  });
+  expect(done.map((r) => r.run_id).sort()).toEqual([`run/${id}/delay/key:web-1/${a.at}`, `run/${id}/delay/key:web-2/${b.at}`].sort());
+  // Once more: a third start of the scheduler reads both back again; their runs are not started twice.
+  await sys.client.workflow.getHandle(`task/${id}`).terminate('test: lose it again');
+  await tk.signals.send({ name: event, values: { host: 'web-2' }, signal_id: `${event}-late` });
+  await eventually(async () => (await runs(id)).length === 3);
+  await sleep(3000);
+  expect((await runs(id)).length).toBe(3);
+  expect(promptsOf(id)).toHaveLength(3);
+});

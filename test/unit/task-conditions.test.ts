@@ -146,7 +146,7 @@ describe('the scheduler state: delay dedupe, condition runs, re-deliveries', () 
 
   test('without deduplicate every event waits for its own run', () => {
     const t = delay();
-    let st = signalStateFor(undefined, t, T0);
+    let st = signalStateFor(undefined, t);
     st = takeSignal(t, st, ev('deploy', null, T0), 'task-a');
     st = takeSignal(t, st, ev('deploy', null, T0 + s(5)), 'task-a');
     expect(st.pending).toHaveLength(2);
@@ -155,7 +155,7 @@ describe('the scheduler state: delay dedupe, condition runs, re-deliveries', () 
 
   test('deduplicate: events with one key inside the wait join one run; its id names the key and the opening event', () => {
     const t = delay({ deduplicate: true, dedupe_key: '{{values.host}}' });
-    let st = signalStateFor(undefined, t, T0);
+    let st = signalStateFor(undefined, t);
     const first = ev('deploy', null, T0, { host: 'web-1' });
     st = takeSignal(t, st, first, 'task-a');
     st = takeSignal(t, st, ev('deploy', null, T0 + s(100), { host: 'web-1' }), 'task-a');
@@ -183,14 +183,14 @@ describe('the scheduler state: delay dedupe, condition runs, re-deliveries', () 
 
   test('a condition run waits delay_s and is named by its nominal time; a changed trigger starts afresh', () => {
     const t = cond({ signal: 'x', op: '>', value: 1, for_s: 30 }, { delay_s: 10 });
-    let st = signalStateFor(undefined, t, T0);
+    let st = signalStateFor(undefined, t);
     st = takeSignal(t, st, ev('x', 2, T0), 'diag');
     expect(nextWakeMs(st)).toBe(T0 + s(30));
     // The scheduler woke late (at +45 s): the decision is still made at +30 s.
     const d1 = dueAt(t, st, T0 + s(45), 'diag');
     expect(d1.start.map((p) => [p.runId, p.trigger])).toEqual([['run/diag/2026-03-09T01:00:40.000Z', 'condition']]);
-    expect(signalStateFor(d1.state, t, T0).condition?.lastFireMs).toBe(T0 + s(30));
-    expect(signalStateFor(d1.state, { ...t, cooldown_s: 5 }, T0).condition?.lastFireMs).toBeNull();
+    expect(signalStateFor(d1.state, t).condition?.lastFireMs).toBe(T0 + s(30));
+    expect(signalStateFor(d1.state, { ...t, cooldown_s: 5 }).condition?.lastFireMs).toBeNull();
   });
 
   test('condition rules name their fields', () => {

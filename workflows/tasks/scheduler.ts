@@ -19,8 +19,10 @@ import {
   setHandler,
   startChild,
 } from '@temporalio/workflow';
+import type { SignalActivities } from '../../activities/signals';
 import type { TaskActivities } from '../../activities/tasks';
 import { LIMITS } from '../../lib/domain/limits';
+import { triggerSignalNames } from '../../lib/domain/conditions';
 import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/signal-triggers';
 import type { SignalEvent } from '../../lib/domain/signals';
 import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
@@ -28,6 +30,7 @@ import { RunInput, RunStatusKey, SchedulerInput, SchedulerState, TaskChange, Tas
 import { taskRunWorkflow } from './run';
 
 const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: '10 seconds' });
+const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: '10 seconds' });
 const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
@@ -147,7 +150,10 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   async function signalTriggerLoop(): Promise<void> {
     const t = def().trigger;
     if (!isSignalTrigger(t)) return;
-    let st = signalStateFor(s.signalState, t, Date.now());
+    const fresh = s.signalState === undefined;
+    let st = signalStateFor(s.signalState, t);
+    // Started afresh (first start, or the scheduler was lost): signals stored since this version take effect again.
+    if (fresh) for (const e of await signalsToCatchUp({ taskId: s.taskId, version: s.version, names: triggerSignalNames(t) })) st = takeSignal(t, st, e, s.taskId);
     while (!changed) {
       s.signalState = st;
       const wake = nextWakeMs(st);

@@ -42,6 +42,7 @@ async function announceOutcome(input: RunInput, status: 'success' | 'failed'): P
   if (!patched('task-run-outcome-signal')) return;
   const { event, listeners } = await signals.emitRunOutcome({ taskId: input.taskId, runId: input.runId, status });
   // A listener whose scheduler is not running misses it; its next run outcome carries the streak again.
+  if (!event) return;
   for (const id of listeners) await getExternalWorkflowHandle(schedulerWorkflowId(id)).signal(signalEventSignal, event).catch(() => undefined);
 }
 

@@ -11,7 +11,7 @@ import { DomainError, ErrorCode } from '../lib/domain/errors';
 import type { SignalEvent } from '../lib/domain/signals';
 import { schedulerWorkflowId } from '../lib/domain/tasks';
 import { TaskIdKey } from '../lib/search-attributes';
-import type { TaskRow } from '../lib/store/tasks';
+import type { Listener } from '../lib/store/signals';
 import { RunQueues, signalEventSignal } from '../workflows/tasks/messages';
 import { taskSchedulerWorkflow } from '../workflows/tasks/scheduler';
 
@@ -26,7 +26,7 @@ export class SignalClient {
   constructor(private readonly opts: SignalClientOptions) {}
 
   /** Delivers to every listener; answers the task ids reached. A scheduler that cannot be reached fails the whole call (503: send again with the same signal_id). */
-  async deliver(event: SignalEvent, listeners: TaskRow[]): Promise<string[]> {
+  async deliver(event: SignalEvent, listeners: Listener[]): Promise<string[]> {
     const failures: string[] = [];
     await Promise.all(
       listeners.map(async (row) => {

@@ -9,8 +9,16 @@ import type { SignalEvent, SignalValue } from '../domain/signals';
 import type { RunStatus } from '../domain/tasks';
 import { TASK_RUN_SIGNAL_PREFIX } from '../domain/signals';
 import { listensTo } from '../domain/conditions';
-import type { TaskRow } from './tasks';
-import { TaskStore } from './tasks';
+import type { TaskDefinition } from '../domain/tasks';
+
+/** A listening task's current history row: what its scheduler is (re)started from. */
+export interface Listener {
+  task_id: string;
+  version: number;
+  definition: TaskDefinition;
+  enabled: boolean;
+  deleted: boolean;
+}
 
 export interface StoredSignal extends SignalEvent {
   seq: number;
@@ -30,11 +38,7 @@ const rowOf = (r: Record<string, unknown>): StoredSignal => ({
 });
 
 export class SignalStore {
-  private readonly tasks: TaskStore;
-
-  constructor(private readonly pool: Pool) {
-    this.tasks = new TaskStore(pool);
-  }
+  constructor(private readonly pool: Pool) {}
 
   /**
    * Stores a signal unless its id is stored already; answers the stored row either way and
@@ -60,20 +64,21 @@ export class SignalStore {
   /**
    * Enabled tasks whose trigger reads signal `name`. The JSON path narrows the rows in SQL
    * (a delay's `event`, a condition leaf's `signal`, a run-outcome leaf's `task_id`);
-   * listensTo decides exactly.
+   * listensTo decides exactly. Reads the newest history row per task only (not the `tasks`
+   * view, which also joins the execution log): this runs for every signal and finished run.
    */
-  async listeners(name: string): Promise<TaskRow[]> {
+  async listeners(name: string): Promise<Listener[]> {
     const isRun = name.startsWith(TASK_RUN_SIGNAL_PREFIX);
     const path = isRun ? 'strict $.** ? (@.task_id == $n)' : 'strict $.** ? (@.event == $n || @.signal == $n)';
     const r = await this.pool.query(
-      `SELECT task_id FROM task_history h
-        WHERE definition->'trigger'->>'type' IN ('delay', 'condition')
-          AND jsonb_path_exists(definition->'trigger', $1::jsonpath, jsonb_build_object('n', $2::text))
-        GROUP BY task_id`,
+      `SELECT DISTINCT ON (task_id) task_id, version, definition, enabled, deleted FROM task_history
+        WHERE task_id IN (SELECT task_id FROM task_history
+                           WHERE definition->'trigger'->>'type' IN ('delay', 'condition')
+                             AND jsonb_path_exists(definition->'trigger', $1::jsonpath, jsonb_build_object('n', $2::text)))
+        ORDER BY task_id, version DESC`,
       [path, isRun ? name.slice(TASK_RUN_SIGNAL_PREFIX.length) : name],
     );
-    const rows = await Promise.all(r.rows.map((x) => this.tasks.getTask(x.task_id as string)));
-    return rows.filter((t): t is TaskRow => !!t && t.enabled && !t.deleted && listensTo(t.definition.trigger, name));
+    return (r.rows as Listener[]).filter((t) => t.enabled && !t.deleted && listensTo(t.definition.trigger, name));
   }
 
   /**

@@ -4,6 +4,7 @@ import type { SessionWriter } from '../lib/domain/sessions';
 import { createIntentActivities } from './intents';
 import { createSessionActivities } from './sessions';
 import type { FollowUpCreator } from './task-outputs/follow-up';
+import { createSignalActivities } from './signals';
 import { createTaskActivities } from './tasks';
 
 export interface ActivityDeps {
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
+    ...createSignalActivities({ pool: deps.pool }),
     ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps }),
   };
 }

@@ -72,6 +72,8 @@ export interface AgentCall {
   nominalMs: number;
   startedMs: number;
   attempt: number;
+  /** Why a signal-triggered run woke, for the time context. */
+  cause?: string;
 }
 
 export interface DeliverInput {

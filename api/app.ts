@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { IntentClient } from '../clients/intents';
 import { SessionClient } from '../clients/sessions';
+import { SignalClient } from '../clients/signals';
 import { TaskClient } from '../clients/tasks';
 import { taskRunQueues, type Config } from '../lib/config';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
@@ -12,6 +13,7 @@ import { IntentStore } from '../lib/store/intents';
 import { SessionStore } from '../lib/store/sessions';
 import { Admission } from './admission';
 import { omlRouter } from './intents/oml-routes';
+import { SignalStore } from '../lib/store/signals';
 import { TaskStore } from '../lib/store/tasks';
 import { TaskResultStore } from '../lib/store/task-results';
 import type { KeyStore } from './auth';
@@ -22,6 +24,7 @@ import { errorHandler, surface } from './problem';
 import { route } from './router';
 import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
+import { signalRouter } from './signals/routes';
 import { taskRouter } from './tasks/routes';
 import { health, openapi, readiness } from './system/contract';
 import { docsRouter } from './system/docs';
@@ -98,6 +101,13 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
       tasks: new TaskClient({ client, pool, taskQueue: config.taskQueue, runQueues: taskRunQueues(config) }),
       store: new TaskStore(pool),
       results: new TaskResultStore(pool),
+      keys,
+    }),
+  );
+  app.use(
+    signalRouter({
+      signals: new SignalClient({ client, taskQueue: config.taskQueue, runQueues: taskRunQueues(config) }),
+      store: new SignalStore(pool),
       keys,
     }),
   );

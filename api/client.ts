@@ -11,6 +11,7 @@
  *   await tk.append(id, { type: 'USER_INPUT', content: 'hi' }); // the same, body only
  *   await tk.intents.create({ event_id: 'EMAIL-1', domain: 'communication', action: 'send' });
  *   await tk.tasks.pause('daily-digest');              // tk.tasks, tk.runs, tk.schedules: the task routes
+ *   await tk.signals.send({ name: 'error_rate', value: 0.07 }); // delay and condition triggers
  *
  * A status the route's contract lists under `responses` resolves (readiness lists 503 too);
  * any other status rejects with a TimekeeperApiError carrying the problem details. `raw()`
@@ -324,6 +325,16 @@ export class TimekeeperClient {
      */
     reportResult: async (runId: string, body: B<'reportRunResult'>, opts?: CallOptions): Promise<ResponseBody<'reportRunResult'>> =>
       (await this.call('reportRunResult', { ...opts, params: { id: runId }, body })).body,
+  };
+
+  /** Named events for delay and condition triggers (/v1/signals). */
+  readonly signals = {
+    /**
+     * Sends a signal: stored (idempotent by `signal_id`), then delivered to every enabled task
+     * whose trigger listens to `name`; answers `{signal_id, seq, at, deduplicated, delivered_to}` (202).
+     * After a 503 or a lost answer, send it again with the same `signal_id`.
+     */
+    send: async (body: B<'sendSignal'>, opts?: CallOptions): Promise<ResponseBody<'sendSignal'>> => (await this.call('sendSignal', { ...opts, body })).body,
   };
 
   /** Cron expressions checked before they are saved (/v1/schedules/preview). */

@@ -16,6 +16,8 @@ export const Operation = {
   /** Create, change, pause, resume, delete and trigger scheduled tasks (an agent may schedule its own follow-ups). */
   ManageTasks: [Scope.Gateway, Scope.Agent],
   ReadTasks: [Scope.Gateway, Scope.Agent, Scope.Auditor],
+  /** Send named events (POST /v1/signals) to delay and condition triggers: gateways and agents report what happened. */
+  SendSignals: [Scope.Gateway, Scope.Agent],
   /** GET /metrics: operational data (counts, latencies, health) for monitoring. */
   Metrics: [Scope.Auditor],
   Public: [],

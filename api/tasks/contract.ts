@@ -28,6 +28,7 @@ import { AgentAnswerSchema } from '../../lib/domain/task-answer';
 import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';
 import { DIGEST_DEFAULTS, DIGEST_STATUSES, fileNameProblem } from '../../lib/domain/task-outputs';
 import { defineRoute, limitParam, plainText } from '../contract';
+import { ConditionTriggerSchema, DelayTriggerSchema, SIGNAL_TRIGGER_EXAMPLES } from './signal-triggers';
 import { Operation } from '../scopes';
 
 // ---- fields -----------------------------------------------------------------------------
@@ -74,10 +75,10 @@ const IntervalTriggerSchema = z.strictObject({
 });
 const AtTriggerSchema = z.strictObject({ type: z.literal('at'), at: isoInstant });
 export const TriggerSchema = z
-  .discriminatedUnion('type', [CronTriggerSchema, IntervalTriggerSchema, AtTriggerSchema], {
-    error: (i) => (i.code === 'invalid_union' ? `type must be one of ${TRIGGER_TYPES.join(', ')} (delay and condition triggers are not supported yet)` : undefined),
+  .discriminatedUnion('type', [CronTriggerSchema, IntervalTriggerSchema, AtTriggerSchema, DelayTriggerSchema, ConditionTriggerSchema], {
+    error: (i) => (i.code === 'invalid_union' ? `type must be one of ${TRIGGER_TYPES.join(', ')}` : undefined),
   })
-  .meta({ id: 'Trigger' });
+  .meta({ id: 'Trigger', examples: [{ type: 'cron', expression: '0 17 * * 1-5', timezone: 'Asia/Shanghai' }, ...Object.values(SIGNAL_TRIGGER_EXAMPLES)] });
 
 const template = z.string({ error: 'is required' }).min(1).max(LIMITS.promptTemplateMaxChars);
 const OpenAiAgentSchema = z.strictObject({
@@ -340,7 +341,7 @@ export const createTask = defineRoute({
   method: 'post',
   path: '/v1/tasks',
   tag: 'tasks',
-  summary: 'Create a scheduled agent task (cron, interval or at trigger)',
+  summary: 'Create a scheduled agent task (cron, interval, at, delay or condition trigger)',
   scopes: Operation.ManageTasks,
   body: CreateTaskBody,
   responses: { 201: TaskDetail },

@@ -257,6 +257,21 @@ export const LIMITS = {
   taskRunWorkerCachedWorkflows: 500,
   /** Fires one scheduler workflow run handles before continue-as-new (keeps its history small). */
   schedulerFiresPerRun: 500,
+  // ---- signals, delay and condition triggers (issue 7) ----
+  /** Longest delay after an event, and longest condition delay_s / for_s / cooldown_s: a week, like the longest backoff. */
+  signalTriggerMaxS: 7 * 24 * 3600,
+  /** Leaves and groups in one condition: enough for "A for 3 min and B and working hours"; the scheduler re-evaluates all of them per signal. */
+  conditionNodesMax: 32,
+  /** Nesting of all/any groups. */
+  conditionDepthMax: 4,
+  /** Fields in a signal's `values`: a flat record, not a document store. */
+  signalValuesMax: 32,
+  /** A string value (or a `values` entry) in a signal. */
+  signalStringMaxChars: 500,
+  /** Stored signals a scheduler started afresh reads back (the newest): enough to rebuild waits and a condition's readings, bounded so one local activity answer stays small. */
+  signalCatchUpMax: 500,
+  /** Signals one scheduler run takes in before continue-as-new (each is a history event). */
+  schedulerSignalsPerRun: 2_000,
   /** Answers the agent may give: the first, and one re-ask with the validation error. */
   agentAnswerAsks: 2,
   /**

@@ -116,6 +116,10 @@ export function fireTimes(trigger: Trigger, calendar: Calendar | undefined, afte
 
 function rawFireTimes(trigger: Trigger, afterMs: number, count: number, untilMs: number, ctx: FireContext): number[] {
   switch (trigger.type) {
+    case 'delay':
+    case 'condition':
+      // Signal triggers have no fire times of their own: signals decide (workflows/tasks/signal-triggers.ts).
+      return [];
     case 'cron':
       return cronFireTimes(trigger, afterMs, count, untilMs);
     case 'at': {

@@ -10,6 +10,8 @@ import { DomainError, ErrorCode, type FieldError } from './errors';
 import { LIMITS } from './limits';
 import { retryProblems, type RetryPolicy } from './task-retry';
 import type { DigestAgent, FollowUpAction } from './task-outputs';
+import { conditionProblems, describeCondition, type ConditionTrigger } from './conditions';
+import { delayProblems, type DelayTrigger } from './signals';
 
 /** A secret's environment variable name, as a task's `api_key_env` or `token_env` may give it (lib/config.ts readSecret reads it). */
 export const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,127}$/;
@@ -43,8 +45,11 @@ export interface AtTrigger {
   /** One ISO-8601 instant with offset; the task completes after it ran. */
   at: string;
 }
-export type Trigger = CronTrigger | IntervalTrigger | AtTrigger;
-export const TRIGGER_TYPES = ['cron', 'interval', 'at'] as const;
+export type { ConditionTrigger, DelayTrigger };
+export type Trigger = CronTrigger | IntervalTrigger | AtTrigger | DelayTrigger | ConditionTrigger;
+export const TRIGGER_TYPES = ['cron', 'interval', 'at', 'delay', 'condition'] as const;
+/** Triggers that fire on signals (POST /v1/signals, task-run outcomes) rather than on the clock. */
+export const isSignalTrigger = (t: Trigger): t is DelayTrigger | ConditionTrigger => t.type === 'delay' || t.type === 'condition';
 
 export interface OpenAiAgent {
   type: 'openai';
@@ -185,7 +190,7 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const RUN_STATUSES = ['running', 'retry', 'success', 'failed', 'skipped'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 /** Why a run exists. */
-export type RunTrigger = 'schedule' | 'manual' | 'misfire' | 'backfill';
+export type RunTrigger = 'schedule' | 'manual' | 'misfire' | 'backfill' | 'delay' | 'condition';
 
 export const TaskAction = {
   Create: 'create',
@@ -273,7 +278,7 @@ export function localDate(t: number, tz: string): { date: string; weekday: numbe
   return { date: wall.toISOString().slice(0, 10), weekday: wall.getUTCDay() };
 }
 
-export const triggerZone = (t: Trigger): string => (t.type === 'cron' ? t.timezone : 'UTC');
+export const triggerZone = (t: Trigger): string => (t.type === 'cron' || t.type === 'condition' ? t.timezone : 'UTC');
 
 /** Whether the calendar lets the task run on the local day of `t`. */
 export function isRunDay(cal: Calendar | undefined, t: number, tz: string): { run: boolean; why: 'business_day' | 'holiday' | 'weekend' } {
@@ -306,6 +311,11 @@ export function taskDefinitionProblems(d: TaskDefinition): FieldError[] {
   const t = d.trigger;
   if (t.type === 'cron' && !isTimeZone(t.timezone)) out.push({ field: 'trigger.timezone', reason: `is not a known IANA time zone: ${t.timezone}` });
   if (t.type === 'interval' && t.every_s < LIMITS.taskMinIntervalS) out.push({ field: 'trigger.every_s', reason: `must be at least ${LIMITS.taskMinIntervalS}` });
+  if (t.type === 'delay') out.push(...delayProblems(t));
+  if (t.type === 'condition') {
+    if (!isTimeZone(t.timezone)) out.push({ field: 'trigger.timezone', reason: `is not a known IANA time zone: ${t.timezone}` });
+    else out.push(...conditionProblems(t));
+  }
   out.push(...retryProblems(d.retry));
   const unknown = unknownTemplateVariables(d.agent.prompt_template ?? '');
   if (unknown.length) out.push({ field: 'agent.prompt_template', reason: `uses unknown variable(s) ${unknown.map((v) => `{{${v}}}`).join(', ')}; known: ${TEMPLATE_VARIABLES.join(', ')}` });
@@ -343,6 +353,8 @@ export interface RunContext {
   attempt: number;
   /** Start of the task's previous run, if any. */
   lastRunMs?: number;
+  /** Why a signal-triggered run woke, in words (the event, or the condition that held). */
+  cause?: string;
 }
 
 /** A past run as the execution log holds it. */
@@ -379,6 +391,10 @@ export function describeTrigger(t: Trigger): string {
         : `every ${formatDuration(t.every_s * 1000)} after the previous start`;
     case 'at':
       return `once, at ${new Date(t.at).toISOString()}`;
+    case 'delay':
+      return `${formatDuration(t.seconds * 1000)} after each "${t.event}" signal${t.deduplicate ? `, one run per ${t.dedupe_key ? `dedupe key ${t.dedupe_key}` : 'wait'} for events that arrive while it waits` : ''}`;
+    case 'condition':
+      return describeCondition(t);
   }
 }
 
@@ -443,7 +459,7 @@ export function buildTimeContext(c: RunContext, dayInfo: { run: boolean; why: 'b
     return [
       `当前时间：${localIso(c.nowMs, tz)}（${tz}），UTC ${new Date(c.nowMs).toISOString()}。`,
       `任务：${c.task.name}（${c.task.task_id}），运行编号 ${c.runId}。`,
-      `唤醒原因：${wokeWhy(c.trigger, 'zh')}，触发规则 ${describeTrigger(c.task.trigger)}；计划时间 ${new Date(c.nominalMs).toISOString()}，实际开始 ${new Date(c.startedMs).toISOString()}，延迟 ${formatDuration(lateness)}。`,
+      `唤醒原因：${wokeWhy(c.trigger, 'zh')}${c.cause ? `（${c.cause}）` : ''}，触发规则 ${describeTrigger(c.task.trigger)}；计划时间 ${new Date(c.nominalMs).toISOString()}，实际开始 ${new Date(c.startedMs).toISOString()}，延迟 ${formatDuration(lateness)}。`,
       c.lastRunMs === undefined ? '这是该任务的第一次运行。' : `距上次运行：${formatDuration(c.nowMs - c.lastRunMs)}（上次 ${new Date(c.lastRunMs).toISOString()}）。`,
       `第 ${c.attempt} 次尝试，共 ${c.task.retry.max_attempts} 次。`,
       `今天（${date}，${WEEKDAYS_ZH[weekday]}）${dayInfo.why === 'holiday' ? '是节假日' : dayInfo.why === 'weekend' ? '是周末' : '是工作日'}。`,
@@ -452,7 +468,7 @@ export function buildTimeContext(c: RunContext, dayInfo: { run: boolean; why: 'b
   return [
     `Current time: ${localIso(c.nowMs, tz)} (${tz}), ${new Date(c.nowMs).toISOString()} (UTC).`,
     `Task: ${c.task.name} (${c.task.task_id}), run ${c.runId}.`,
-    `Woke because: ${wokeWhy(c.trigger, 'en')}, trigger ${describeTrigger(c.task.trigger)}; scheduled for ${new Date(c.nominalMs).toISOString()}, started ${new Date(c.startedMs).toISOString()}, ${formatDuration(lateness)} late.`,
+    `Woke because: ${wokeWhy(c.trigger, 'en')}${c.cause ? ` (${c.cause})` : ''}, trigger ${describeTrigger(c.task.trigger)}; scheduled for ${new Date(c.nominalMs).toISOString()}, started ${new Date(c.startedMs).toISOString()}, ${formatDuration(lateness)} late.`,
     c.lastRunMs === undefined ? 'This is the first run of this task.' : `Time since the last run: ${formatDuration(c.nowMs - c.lastRunMs)} (last run started ${new Date(c.lastRunMs).toISOString()}).`,
     `Attempt ${c.attempt} of ${c.task.retry.max_attempts}.`,
     `Today (${date}, ${WEEKDAYS[weekday]}) is ${dayInfo.why === 'holiday' ? 'a holiday' : dayInfo.why === 'weekend' ? 'a weekend day' : 'a business day'} in the task's calendar.`,
@@ -460,8 +476,15 @@ export function buildTimeContext(c: RunContext, dayInfo: { run: boolean; why: 'b
 }
 
 function wokeWhy(t: RunTrigger, lang: 'en' | 'zh'): string {
-  const en = { schedule: 'its schedule fired', manual: 'someone triggered it by hand (run now)', misfire: 'a fire time missed while the scheduler was down is being caught up', backfill: 'a backfill' };
-  const zh = { schedule: '定时触发', manual: '手动触发（立即运行）', misfire: '补跑停机期间错过的触发', backfill: '回填' };
+  const en = {
+    schedule: 'its schedule fired',
+    manual: 'someone triggered it by hand (run now)',
+    misfire: 'a fire time missed while the scheduler was down is being caught up',
+    backfill: 'a backfill',
+    delay: 'a delay after an event ended',
+    condition: 'its condition held',
+  };
+  const zh = { schedule: '定时触发', manual: '手动触发（立即运行）', misfire: '补跑停机期间错过的触发', backfill: '回填', delay: '事件后的延迟到期', condition: '触发条件成立' };
   return (lang === 'zh' ? zh : en)[t];
 }
 

@@ -103,6 +103,21 @@ test.each([
   ['a timeout too long', { timeout_s: 10 ** 9 }, 'timeout_s'],
   ['an at time in the past', { trigger: { type: 'at', at: '2001-01-01T00:00:00Z' } }, 'trigger.at'],
   ['an unknown field', { colour: 'blue' }, 'colour'],
+  ['a delay without an event', { trigger: { type: 'delay', seconds: 60 } }, 'trigger.event'],
+  ['a negative delay', { trigger: { type: 'delay', event: 'deploy', seconds: -1 } }, 'trigger.seconds'],
+  ['a delay longer than a week', { trigger: { type: 'delay', event: 'deploy', seconds: 10 ** 7 } }, 'trigger.seconds'],
+  ['a dedupe key with an unknown variable', { trigger: { type: 'delay', event: 'deploy', seconds: 5, deduplicate: true, dedupe_key: '{{host}}' } }, 'trigger.dedupe_key'],
+  ['a dedupe key without deduplicate', { trigger: { type: 'delay', event: 'deploy', seconds: 5, dedupe_key: '{{name}}' } }, 'trigger.dedupe_key'],
+  ['a condition node of no known shape', { trigger: { type: 'condition', when: { metric: 'x' } } }, 'trigger.when'],
+  ['a condition with an unknown operator', { trigger: { type: 'condition', when: { all: [{ signal: 'x', op: '~', value: 1 }] } } }, 'trigger.when.all.0.op'],
+  ['an unknown field in a condition leaf', { trigger: { type: 'condition', when: { any: [{ signal: 'x', op: '>', value: 1, for_minutes: 3 }] } } }, 'trigger.when.any.0.for_minutes'],
+  ['an ordering operator on a string', { trigger: { type: 'condition', when: { signal: 'x', op: '>', value: 'high' } } }, 'trigger.when.value'],
+  ['a window time that is not HH:MM', { trigger: { type: 'condition', when: { window: { from: '9am', to: '17:00' } } } }, 'trigger.when.window.from'],
+  ['a window day out of range', { trigger: { type: 'condition', when: { window: { days: [7] } } } }, 'trigger.when.window.days.0'],
+  ['a condition in an unknown zone', { trigger: { type: 'condition', when: { signal: 'x', op: '>', value: 1 }, timezone: 'Mars/Olympus' } }, 'trigger.timezone'],
+  ['a negative cooldown', { trigger: { type: 'condition', when: { signal: 'x', op: '>', value: 1 }, cooldown_s: -1 } }, 'trigger.cooldown_s'],
+  ['an empty all', { trigger: { type: 'condition', when: { all: [] } } }, 'trigger.when.all'],
+  ['a run-outcome leaf with a bad task id', { trigger: { type: 'condition', when: { task_id: '../x', status: 'failed' } } }, 'trigger.when.task_id'],
 ] as [string, Record<string, unknown>, string][])('refuses %s with a 400 naming the field, and stores nothing', async (_what, extra, field) => {
   const id = uid('bad');
   const r = await tk.raw('POST', '/v1/tasks', { body: { ...body(id), ...extra } });

@@ -6,6 +6,8 @@
 import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ResultOutcome, ResultReport } from '../../lib/domain/task-results';
+import type { SignalEvent } from '../../lib/domain/signals';
+import type { SignalTriggerState } from '../../lib/domain/signal-triggers';
 import { TASK_SEARCH_ATTRIBUTES, type AgentAnswer, type RunTrigger, type TaskDefinition } from '../../lib/domain/tasks';
 
 /** The keys of lib/search-attributes.ts, built from the same names (that module is outside the sandbox's imports). */
@@ -34,6 +36,8 @@ export interface SchedulerInput extends TaskChange {
   runQueues: RunQueues;
   /** Carried across continue-as-new. */
   firesBefore?: number;
+  /** Delay and condition triggers: waiting runs, the condition's state, signal ids seen (carried across continue-as-new). */
+  signalState?: SignalTriggerState;
 }
 
 export interface SchedulerState {
@@ -56,6 +60,8 @@ export interface RunInput {
   trigger: RunTrigger;
   /** Workflow id of the task's scheduler, told when the task auto-disables. */
   schedulerId: string;
+  /** Why a signal-triggered run woke (the event, or the condition that held): the time context says it. */
+  cause?: string;
 }
 
 export interface RunResult {
@@ -78,6 +84,8 @@ export interface RunState {
 
 /** Every change to a task (update, pause, resume, delete, auto-disable) reaches its scheduler through this. */
 export const changedSignal = defineSignal<[TaskChange]>('changed');
+/** A signal (POST /v1/signals, or a task run's outcome) for a task whose delay or condition trigger reads its name. */
+export const signalEventSignal = defineSignal<[SignalEvent]>('event');
 export const schedulerStateQuery = defineQuery<SchedulerState>('state');
 export const runStateQuery = defineQuery<RunState>('state');
 /** An agent's result for a run that waits for it (POST /v1/runs/{run_id}/result); refusals come from the validator. */

@@ -13,15 +13,17 @@ import {
   TimeoutFailure,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
+import type { SignalActivities } from '../../activities/signals';
 import type { TaskActivities } from '../../activities/tasks';
 import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/task-results';
-import { backoffBeforeAttempt, type AgentAnswer } from '../../lib/domain/tasks';
-import { RunInput, RunResult, RunState, RunStatusKey, changedSignal, runStateQuery } from './messages';
+import { backoffBeforeAttempt, schedulerWorkflowId, type AgentAnswer } from '../../lib/domain/tasks';
+import { RunInput, RunResult, RunState, RunStatusKey, changedSignal, runStateQuery, signalEventSignal } from './messages';
 import { ResultInbox } from './results';
 
 // Short: these are single inserts (and outgoing deliveries); one lost with a crashed worker is retried soon.
@@ -29,6 +31,23 @@ const log = proxyActivities<TaskActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
+
+const signals = proxyActivities<SignalActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+/**
+ * The run's outcome as the signal task_run:<task_id>, to every scheduler whose condition
+ * reads it (patched: run histories from before this step replay without it).
+ */
+async function announceOutcome(input: RunInput, status: 'success' | 'failed'): Promise<void> {
+  if (!patched('task-run-outcome-signal')) return;
+  const { event, listeners } = await signals.emitRunOutcome({ taskId: input.taskId, runId: input.runId, status });
+  // A listener whose scheduler is not running misses it; its next run outcome carries the streak again.
+  if (!event) return;
+  for (const id of listeners) await getExternalWorkflowHandle(schedulerWorkflowId(id)).signal(signalEventSignal, event).catch(() => undefined);
+}
 
 /** Why an attempt failed, in words for the log. */
 function reasonOf(err: unknown): string {
@@ -67,7 +86,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     try {
       let direct: AgentAnswer | AwaitingResult;
       try {
-        direct = await agent.runAgent({ task, runId: input.runId, trigger: input.trigger, nominalMs: input.nominalMs, startedMs, attempt });
+        direct = await agent.runAgent({ task, runId: input.runId, trigger: input.trigger, nominalMs: input.nominalMs, startedMs, attempt, ...(input.cause ? { cause: input.cause } : {}) });
       } catch (err) {
         if (inbox.result && !isCancellation(err)) return inbox.result;
         throw err;
@@ -143,6 +162,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     });
     setStatus('success');
     await log.deliverRun({ task, runId: input.runId, nominalMs: input.nominalMs, startedMs, finishedMs, attempt: attempts, status: 'success', answer });
+    await announceOutcome(input, 'success');
     return { runId: input.runId, status: 'success', attempts, answer };
   }
 
@@ -152,5 +172,6 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   await log.deliverRun({ task, runId: input.runId, nominalMs: input.nominalMs, startedMs, finishedMs, attempt: attempts, status: 'failed', reason: finalReason });
   const disabled = await log.afterFailure({ task, runId: input.runId, reason: finalReason });
   if (disabled) await getExternalWorkflowHandle(input.schedulerId).signal(changedSignal, disabled).catch(() => undefined);
+  await announceOutcome(input, 'failed');
   return { runId: input.runId, status: 'failed', attempts, reason: finalReason };
 }

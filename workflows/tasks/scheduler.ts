@@ -19,13 +19,18 @@ import {
   setHandler,
   startChild,
 } from '@temporalio/workflow';
+import type { SignalActivities } from '../../activities/signals';
 import type { TaskActivities } from '../../activities/tasks';
 import { LIMITS } from '../../lib/domain/limits';
-import { runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
-import { RunInput, RunStatusKey, SchedulerInput, SchedulerState, TaskChange, TaskIdKey, changedSignal, schedulerStateQuery } from './messages';
+import { triggerSignalNames } from '../../lib/domain/conditions';
+import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/signal-triggers';
+import type { SignalEvent } from '../../lib/domain/signals';
+import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
+import { RunInput, RunStatusKey, SchedulerInput, SchedulerState, TaskChange, TaskIdKey, changedSignal, schedulerStateQuery, signalEventSignal } from './messages';
 import { taskRunWorkflow } from './run';
 
 const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: '10 seconds' });
+const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: '10 seconds' });
 const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
@@ -36,8 +41,14 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   let changed = false;
   let fires = 0;
   const running = new Map<string, ChildWorkflowHandle<typeof taskRunWorkflow>>();
-  let buffered: { nominalMs: number; trigger: RunTrigger } | undefined;
+  let buffered: { nominalMs: number; trigger: RunTrigger; extra?: { runId?: string; cause?: string } } | undefined;
   let nextFireMs: number | null = null;
+  /** Signals not yet taken in (delay and condition triggers); a paused task drops them. */
+  const inbox: SignalEvent[] = [];
+  let signalsTaken = 0;
+  setHandler(signalEventSignal, (e: SignalEvent) => {
+    if (s.enabled && !s.deleted && isSignalTrigger(s.definition.trigger)) inbox.push(e);
+  });
 
   setHandler(changedSignal, (c: TaskChange) => {
     if (c.version <= s.version) return;
@@ -67,13 +78,17 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   );
 
   const def = () => s.definition;
-  const skip = (runs: { nominalMs: number; reason: string; trigger: RunTrigger }[]) =>
-    runs.length ? recordSkipped({ taskId: s.taskId, runs: runs.map((r) => ({ ...r, runId: runIdOf(s.taskId, r.nominalMs) })) }) : Promise.resolve();
+  /** A run other than the schedule's `run/<task>/<nominal>` (a delay run) names itself, and may say why it woke. */
+  type RunExtra = { runId?: string; cause?: string };
+  const skip = (runs: ({ nominalMs: number; reason: string; trigger: RunTrigger } & RunExtra)[]) =>
+    runs.length
+      ? recordSkipped({ taskId: s.taskId, runs: runs.map((r) => ({ nominalMs: r.nominalMs, reason: r.reason, trigger: r.trigger, runId: r.runId ?? runIdOf(s.taskId, r.nominalMs) })) })
+      : Promise.resolve();
 
-  async function start(nominalMs: number, trigger: RunTrigger): Promise<void> {
-    const id = runIdOf(s.taskId, nominalMs);
+  async function start(nominalMs: number, trigger: RunTrigger, extra: RunExtra = {}): Promise<void> {
+    const id = extra.runId ?? runIdOf(s.taskId, nominalMs);
     const d = def();
-    const args: RunInput = { taskId: s.taskId, runId: id, definition: d, nominalMs, trigger, schedulerId: schedulerWorkflowId(s.taskId) };
+    const args: RunInput = { taskId: s.taskId, runId: id, definition: d, nominalMs, trigger, schedulerId: schedulerWorkflowId(s.taskId), ...(extra.cause ? { cause: extra.cause } : {}) };
     try {
       const child = await startChild(taskRunWorkflow, {
         workflowId: id,
@@ -100,31 +115,69 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     if (buffered && running.size === 0) {
       const b = buffered;
       buffered = undefined;
-      void start(b.nominalMs, b.trigger);
+      void start(b.nominalMs, b.trigger, b.extra);
     }
   };
 
   /** The overlap policy decides whether this fire time starts a run now, later, or never. */
-  async function fire(nominalMs: number, trigger: RunTrigger): Promise<void> {
+  async function fire(nominalMs: number, trigger: RunTrigger, extra: RunExtra = {}): Promise<void> {
     const d = def();
-    if (running.size === 0) return start(nominalMs, trigger);
+    if (running.size === 0) return start(nominalMs, trigger, extra);
     switch (d.overlap) {
       case 'allow':
-        if (running.size < d.max_concurrency) return start(nominalMs, trigger);
-        return skip([{ nominalMs, trigger, reason: `overlap allow: ${running.size} runs already running (max_concurrency ${d.max_concurrency})` }]);
+        if (running.size < d.max_concurrency) return start(nominalMs, trigger, extra);
+        return skip([{ nominalMs, trigger, ...extra, reason: `overlap allow: ${running.size} runs already running (max_concurrency ${d.max_concurrency})` }]);
       case 'buffer_one':
         if (!buffered) {
-          buffered = { nominalMs, trigger };
+          buffered = { nominalMs, trigger, extra };
           return;
         }
-        return skip([{ nominalMs, trigger, reason: 'overlap buffer_one: a run is running and another is already waiting' }]);
+        return skip([{ nominalMs, trigger, ...extra, reason: 'overlap buffer_one: a run is running and another is already waiting' }]);
       case 'cancel_previous':
         await Promise.all([...running.keys()].map((id) => getExternalWorkflowHandle(id).cancel().catch(() => undefined)));
-        return start(nominalMs, trigger);
+        return start(nominalMs, trigger, extra);
       case 'skip':
       default:
-        return skip([{ nominalMs, trigger, reason: `overlap skip: the previous run (${[...running.keys()][0]}) is still running` }]);
+        return skip([{ nominalMs, trigger, ...extra, reason: `overlap skip: the previous run (${[...running.keys()][0]}) is still running` }]);
     }
+  }
+
+  /**
+   * Delay and condition triggers (lib/domain/signal-triggers.ts decides): take signals in,
+   * sleep on a durable timer until the next waiting run or condition check, start what is
+   * due; until the task changes. Pausing drops waiting runs (nothing is made up).
+   */
+  async function signalTriggerLoop(): Promise<void> {
+    const t = def().trigger;
+    if (!isSignalTrigger(t)) return;
+    const fresh = s.signalState === undefined;
+    let st = signalStateFor(s.signalState, t);
+    // Started afresh (first start, or the scheduler was lost): signals stored since this version take effect again.
+    if (fresh) for (const e of await signalsToCatchUp({ taskId: s.taskId, version: s.version, names: triggerSignalNames(t) })) st = takeSignal(t, st, e, s.taskId);
+    while (!changed) {
+      s.signalState = st;
+      const wake = nextWakeMs(st);
+      nextFireMs = wake;
+      if (inbox.length === 0) {
+        if (wake === null) await condition(() => changed || inbox.length > 0);
+        else await condition(() => changed || inbox.length > 0, Math.max(1, wake - Date.now()));
+      }
+      if (changed) break;
+      for (const e of inbox.splice(0)) {
+        st = takeSignal(t, st, e, s.taskId);
+        signalsTaken++;
+      }
+      const due = dueAt(t, st, Date.now(), s.taskId);
+      st = due.state;
+      for (const p of due.start) await fire(p.nominalMs, p.trigger, { runId: p.runId, cause: p.cause });
+      s.signalState = st;
+      if (signalsTaken + fires >= LIMITS.schedulerSignalsPerRun && running.size === 0 && !buffered && inbox.length === 0) {
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof taskSchedulerWorkflow>({ ...s, firesBefore: (s.firesBefore ?? 0) + fires });
+      }
+    }
+    // Paused, deleted or redefined: waiting runs are dropped, a new trigger starts afresh.
+    s.signalState = s.enabled && !s.deleted ? st : { ...st, pending: [] };
   }
 
   while (!s.deleted) {
@@ -135,6 +188,11 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       continue;
     }
     const d = def();
+    if (isSignalTrigger(d.trigger)) {
+      await signalTriggerLoop();
+      changed = false;
+      continue;
+    }
     const [next] = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: s.cursorMs, count: 1, lastFireMs: s.lastFireMs });
     nextFireMs = next ?? null;
     if (next === undefined) {

@@ -149,6 +149,8 @@ export const TASK_STATUSES = ['pending', 'running', 'success', 'retry', 'failed'
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const RUN_STATUSES = ['running', 'retry', 'success', 'failed', 'skipped'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/** How the log's reason of a run cancelled by a newer one (overlap cancel_previous) begins; such a run is not a failure of the task. */
+export const CANCELLED_REASON_PREFIX = 'cancelled:';
 /** Why a run exists. */
 export type RunTrigger = 'schedule' | 'manual' | 'misfire' | 'backfill';
 

@@ -7,7 +7,7 @@
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../domain/errors';
 import type { RunMemoryEntry, RunStatus, RunTrigger, TaskAction, TaskDefinition, TaskStatus } from '../domain/tasks';
-import { taskErrors } from '../domain/tasks';
+import { CANCELLED_REASON_PREFIX, taskErrors } from '../domain/tasks';
 
 export interface TaskRow {
   task_id: string;
@@ -244,11 +244,17 @@ export class TaskStore {
     return r.rows[0]?.t ? (r.rows[0].t as Date).getTime() : undefined;
   }
 
-  /** Failed runs in a row, counting back from the newest finished run. */
+  /**
+   * Failed runs in a row, counting back from the newest finished run. A run cancelled by a
+   * newer one (overlap cancel_previous) is logged as failed but is no failure of the task:
+   * it neither counts nor breaks the row.
+   */
   async consecutiveFailures(taskId: string): Promise<number> {
     const r = await this.pool.query(
-      `SELECT status FROM task_runs_current WHERE task_id = $1 AND status IN ('success', 'failed') ORDER BY recorded_at DESC LIMIT 1000`,
-      [taskId],
+      `SELECT status FROM task_runs_current
+        WHERE task_id = $1 AND status IN ('success', 'failed') AND NOT (status = 'failed' AND reason LIKE $2)
+        ORDER BY recorded_at DESC LIMIT 1000`,
+      [taskId, `${CANCELLED_REASON_PREFIX}%`],
     );
     let n = 0;
     for (const row of r.rows) {

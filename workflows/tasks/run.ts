@@ -18,7 +18,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { TaskActivities } from '../../activities/tasks';
-import { backoffBeforeAttempt, type AgentAnswer } from '../../lib/domain/tasks';
+import { CANCELLED_REASON_PREFIX, backoffBeforeAttempt, type AgentAnswer } from '../../lib/domain/tasks';
 import { RunInput, RunResult, RunState, RunStatusKey, changedSignal, runStateQuery } from './messages';
 
 // Short: these are single inserts (and outgoing deliveries); one lost with a crashed worker is retried soon.
@@ -80,7 +80,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     if (!isCancellation(err)) throw err;
     // Cancelled (overlap cancel_previous): record it, outside the cancelled scope.
     await CancellationScope.nonCancellable(() =>
-      log.recordRun({ ...base, status: 'failed', startedMs, finishedMs: Date.now(), attempt: state.attempt, reason: 'cancelled: a newer run replaced it (overlap cancel_previous)' }),
+      log.recordRun({ ...base, status: 'failed', startedMs, finishedMs: Date.now(), attempt: state.attempt, reason: `${CANCELLED_REASON_PREFIX} a newer run replaced it (overlap cancel_previous)` }),
     );
     setStatus('failed');
     return { runId: input.runId, status: 'failed', attempts: state.attempt, reason: 'cancelled' };

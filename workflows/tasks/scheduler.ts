@@ -36,6 +36,10 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   let changed = false;
   let fires = 0;
   const running = new Map<string, ChildWorkflowHandle<typeof taskRunWorkflow>>();
+  // Runs being started (startChild not yet answered) count as running: without this, a fire
+  // that lands while a buffered run is starting would see no run and start a second one.
+  let starting = 0;
+  const busy = () => running.size + starting;
   let buffered: { nominalMs: number; trigger: RunTrigger } | undefined;
   let nextFireMs: number | null = null;
 
@@ -74,6 +78,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     const id = runIdOf(s.taskId, nominalMs);
     const d = def();
     const args: RunInput = { taskId: s.taskId, runId: id, definition: d, nominalMs, trigger, schedulerId: schedulerWorkflowId(s.taskId) };
+    starting++;
     try {
       const child = await startChild(taskRunWorkflow, {
         workflowId: id,
@@ -92,12 +97,14 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     } catch (err) {
       // Already started (a duplicate trigger, a backfill, or a manual start of this id): it runs once.
       if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+    } finally {
+      starting--;
     }
   }
 
   const onDone = (id: string) => () => {
     running.delete(id);
-    if (buffered && running.size === 0) {
+    if (buffered && busy() === 0) {
       const b = buffered;
       buffered = undefined;
       void start(b.nominalMs, b.trigger);
@@ -107,11 +114,11 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   /** The overlap policy decides whether this fire time starts a run now, later, or never. */
   async function fire(nominalMs: number, trigger: RunTrigger): Promise<void> {
     const d = def();
-    if (running.size === 0) return start(nominalMs, trigger);
+    if (busy() === 0) return start(nominalMs, trigger);
     switch (d.overlap) {
       case 'allow':
-        if (running.size < d.max_concurrency) return start(nominalMs, trigger);
-        return skip([{ nominalMs, trigger, reason: `overlap allow: ${running.size} runs already running (max_concurrency ${d.max_concurrency})` }]);
+        if (busy() < d.max_concurrency) return start(nominalMs, trigger);
+        return skip([{ nominalMs, trigger, reason: `overlap allow: ${busy()} runs already running (max_concurrency ${d.max_concurrency})` }]);
       case 'buffer_one':
         if (!buffered) {
           buffered = { nominalMs, trigger };
@@ -140,7 +147,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     if (next === undefined) {
       // Nothing left to fire (an `at` task after its run): wait for its runs, then complete.
       if (d.trigger.type === 'at') {
-        await condition(() => changed || running.size === 0);
+        await condition(() => changed || busy() === 0);
         if (changed) {
           changed = false;
           continue;
@@ -186,11 +193,17 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       s.lastFireMs = now;
     }
 
-    if (fires >= LIMITS.schedulerFiresPerRun && running.size === 0 && !buffered) {
+    if (fires >= LIMITS.schedulerFiresPerRun && busy() === 0 && !buffered) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof taskSchedulerWorkflow>({ ...s, firesBefore: (s.firesBefore ?? 0) + fires });
     }
   }
-  // Deleted: runs already started finish on their own (they were started with ABANDON).
+  // Deleted: runs already started finish on their own (they were started with ABANDON); a
+  // fire time still waiting under buffer_one will not run, and the log says so.
+  if (buffered) {
+    const b = buffered;
+    buffered = undefined;
+    await skip([{ nominalMs: b.nominalMs, trigger: b.trigger, reason: 'overlap buffer_one: the task was deleted while this fire time waited' }]);
+  }
   await condition(allHandlersFinished);
 }

@@ -354,6 +354,37 @@ export const triggerTask = defineRoute({
   errors: [400, 401, 403, 404, 409, 503],
 });
 
+const BackfilledRun = z.object({ scheduled_at: z.string().describe('the fire time (UTC)'), run_id: z.string() });
+
+export const backfillTask = defineRoute({
+  method: 'post',
+  path: '/v1/tasks/:id/backfill',
+  tag: 'tasks',
+  summary: `Run every fire time in [from, to] once (at most ${LIMITS.taskBackfillMax}), under the scheduled run ids: fire times that already ran are not run again`,
+  scopes: Operation.ManageTasks,
+  parameterExamples: { id: 'daily-digest' },
+  params: idPath,
+  body: z
+    .strictObject({
+      from: isoInstant.describe('first instant of the range (included)'),
+      to: isoInstant.describe('last instant of the range (included); not in the future'),
+    })
+    .meta({ id: 'BackfillTask' }),
+  responses: {
+    202: z
+      .object({
+        task_id: z.string(),
+        from: z.string(),
+        to: z.string(),
+        started: z.array(BackfilledRun).describe('fire times started now, with trigger "backfill"'),
+        already_run: z.array(BackfilledRun).describe('fire times that had already run (or were started meanwhile): not run again'),
+      })
+      .meta({ id: 'Backfill' }),
+  },
+  errors: [400, 401, 403, 404, 409, 503],
+  example: { from: '2026-03-02T00:00:00Z', to: '2026-03-06T23:59:59Z' },
+});
+
 export const listTaskRuns = defineRoute({
   method: 'get',
   path: '/v1/tasks/:id/runs',
@@ -421,6 +452,7 @@ export const taskRoutes = {
   pauseTask,
   resumeTask,
   triggerTask,
+  backfillTask,
   listTaskRuns,
   listRuns,
   getRun,

@@ -182,6 +182,16 @@ export class TaskStore {
     );
   }
 
+  /**
+   * Those of `runIds` that were started (logged in any state but skipped): a backfill does
+   * not run them again, also after Temporal's retention has forgotten their workflows.
+   */
+  async startedRunIds(runIds: string[]): Promise<Set<string>> {
+    if (runIds.length === 0) return new Set();
+    const r = await this.pool.query(`SELECT DISTINCT run_id FROM task_run_log WHERE run_id = ANY($1::text[]) AND status <> 'skipped'`, [runIds]);
+    return new Set(r.rows.map((x) => x.run_id as string));
+  }
+
   async getRun(runId: string): Promise<RunRow | undefined> {
     const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current WHERE run_id = $1`, [runId]);
     return r.rows[0];

@@ -19,7 +19,6 @@ import {
   buildSystemPrompt,
   buildTimeContext,
   cutSummary,
-  isRunDay,
   renderTemplate,
   templateVariables,
   triggerZone,
@@ -28,6 +27,7 @@ import {
   type Trigger,
 } from '../lib/domain/tasks';
 import { OutboundRefused, outboundRequest } from '../lib/outbound';
+import { isRunDay } from '../lib/domain/calendars';
 import { fireTimes } from '../lib/domain/schedule';
 import { metrics } from '../lib/metrics';
 import { TaskStore, type RunLogInput } from '../lib/store/tasks';
@@ -114,7 +114,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const tz = triggerZone(task.trigger);
     const nowMs = Date.now();
     const ctx: RunContext = { ...call, nowMs, lastRunMs: await store.lastStartBefore(task.task_id, call.runId) };
-    const timeContext = buildTimeContext(ctx, isRunDay(task.calendar, nowMs, tz));
+    const timeContext = buildTimeContext(ctx, isRunDay(task.calendar, nowMs, tz, task.lang));
     const memory = buildRunMemory(await store.memory(task.task_id, call.runId, task.memory_runs), tz, task.lang);
     const system = buildSystemPrompt(ctx, timeContext, memory);
     const prompt = renderTemplate(task.agent.prompt_template, templateVariables(ctx));

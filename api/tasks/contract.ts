@@ -10,6 +10,7 @@ import { LIMITS } from '../../lib/domain/limits';
 import { SESSION_ID_RE, SESSION_ID_RULE } from '../../lib/domain/sessions';
 import {
   AGENT_TYPES,
+  CALENDAR_NAMES,
   DELIVERY_TYPES,
   MISFIRE_POLICIES,
   OVERLAP_POLICIES,
@@ -124,6 +125,10 @@ export const RetrySchema = z.strictObject({
 });
 
 const CalendarSchema = z.strictObject({
+  name: z
+    .enum(CALENDAR_NAMES, { error: `must be one of ${CALENDAR_NAMES.join(', ')}` })
+    .optional()
+    .describe('cn-workdays: official Chinese working days (statutory holidays off, make-up weekend days worked); cn-trading: Mon-Fri minus statutory holidays, no make-up days'),
   holidays: z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date (YYYY-MM-DD)')).max(LIMITS.holidaysMax).default([]),
   skip_weekends: z.boolean().default(false),
 });

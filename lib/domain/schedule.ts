@@ -17,7 +17,8 @@
 import { Cron } from 'croner';
 import { DomainError } from './errors';
 import { LIMITS } from './limits';
-import { isRunDay, wallClock, zoneOffsetMs, type Calendar, type CronTrigger, type Trigger } from './tasks';
+import { isRunDay } from './calendars';
+import { wallClock, zoneOffsetMs, type Calendar, type CronTrigger, type Trigger } from './tasks';
 
 const HOUR = 3_600_000;
 

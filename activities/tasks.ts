@@ -19,7 +19,6 @@ import {
   buildSystemPrompt,
   buildTimeContext,
   cutSummary,
-  isRunDay,
   renderTemplate,
   templateVariables,
   triggerZone,
@@ -28,6 +27,7 @@ import {
   type Trigger,
 } from '../lib/domain/tasks';
 import { OutboundRefused, outboundRequest } from '../lib/outbound';
+import { isRunDay } from '../lib/domain/calendars';
 import { fireTimes } from '../lib/domain/schedule';
 import { metrics } from '../lib/metrics';
 import { TaskStore, type RunLogInput } from '../lib/store/tasks';
@@ -137,7 +137,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     // The built-in digest answers from the needs-attention queue, without an LLM.
     if (task.agent.type === 'digest') return runDigest({ tasks: store, results }, task, call.runId, nowMs);
     const ctx: RunContext = { ...call, nowMs, lastRunMs: await store.lastStartBefore(task.task_id, call.runId) };
-    const timeContext = buildTimeContext(ctx, isRunDay(task.calendar, nowMs, tz));
+    const timeContext = buildTimeContext(ctx, isRunDay(task.calendar, nowMs, tz, task.lang));
     const memory = buildRunMemory(await store.memory(task.task_id, call.runId, task.memory_runs), tz, task.lang);
     const system = buildSystemPrompt(ctx, timeContext, memory);
     const prompt = renderTemplate(task.agent.prompt_template, templateVariables(ctx));

@@ -304,6 +304,9 @@ export class TimekeeperClient {
     resume: async (id: string, opts?: CallOptions): Promise<ResponseBody<'resumeTask'>> => (await this.call('resumeTask', { ...opts, params: { id } })).body,
     /** Runs a task now (also when paused) with a run id of its own: `{run_id, url}` (the answer is 202). */
     trigger: async (id: string, opts?: CallOptions): Promise<ResponseBody<'triggerTask'>> => (await this.call('triggerTask', { ...opts, params: { id } })).body,
+    /** Runs every fire time in [from, to] once under its scheduled run id: `{started, already_run}` (the answer is 202); over the limit, a future `to` or from ≥ to rejects with 400 naming the field. */
+    backfill: async (id: string, body: B<'backfillTask'>, opts?: CallOptions): Promise<ResponseBody<'backfillTask'>> =>
+      (await this.call('backfillTask', { ...opts, params: { id }, body })).body,
     /** A task's runs, newest fire time first. */
     runs: async (id: string, query?: Q<'listTaskRuns'>, opts?: CallOptions): Promise<ResponseBody<'listTaskRuns'>> =>
       (await this.call('listTaskRuns', { ...opts, params: { id }, query })).body,

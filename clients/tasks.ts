@@ -3,7 +3,8 @@
  * task. Every change is written to the task history first (the store decides conflicts by
  * version), then sent to the task's scheduler workflow with signal-with-start, so a scheduler
  * that is missing (never started, or lost) is started again from the stored state. SDK
- * failures come out as DomainErrors, classified by type.
+ * failures come out as DomainErrors, classified by type. Runs started from here (trigger,
+ * backfill) are the same run workflow the scheduler starts.
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { canonicalize } from '../lib/domain/canonical-json';
@@ -12,7 +13,7 @@ import { resultErrors, type ResultOutcome, type ResultReport } from '../lib/doma
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
-import { TaskAction, manualRunId, schedulerWorkflowId, taskErrors, type TaskDefinition } from '../lib/domain/tasks';
+import { TaskAction, manualRunId, runId as runIdOf, schedulerWorkflowId, taskErrors, type RunTrigger, type TaskDefinition } from '../lib/domain/tasks';
 import { RunStatusKey, TaskIdKey } from '../lib/search-attributes';
 import { TaskStore, type TaskRow } from '../lib/store/tasks';
 import { RunQueues, SchedulerState, TaskChange, changedSignal, resultUpdate, schedulerStateQuery } from '../workflows/tasks/messages';
@@ -69,23 +70,9 @@ export class TaskClient {
   /** Runs the task now, with a run id of its own (the article's testing tip); works on a paused task too. */
   async trigger(current: TaskRow): Promise<{ runId: string }> {
     if (current.deleted) throw taskErrors.deleted(current.task_id);
-    const d = current.definition;
     const nowMs = Date.now();
-    const runId = manualRunId(d.task_id, nowMs);
-    try {
-      await this.opts.client.workflow.start(taskRunWorkflow, {
-        workflowId: runId,
-        taskQueue: d.priority === 'core' ? this.opts.runQueues.core : this.opts.runQueues.default,
-        args: [{ taskId: d.task_id, runId, definition: d, nominalMs: nowMs, trigger: 'manual', schedulerId: schedulerWorkflowId(d.task_id) }],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: TaskIdKey, value: d.task_id },
-          { key: RunStatusKey, value: 'running' },
-        ]),
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw this.classify(err);
-    }
+    const runId = manualRunId(current.task_id, nowMs);
+    await this.startRun(current.definition, runId, nowMs, 'manual');
     return { runId };
   }
 
@@ -130,12 +117,57 @@ export class TaskClient {
     return this.notify(row);
   }
 
+  /**
+   * Runs past fire times (backfillFireTimes decided which), each under the scheduled run's
+   * own id `run/<task_id>/<nominal UTC>`, so a fire time that already ran is not run again:
+   * the run log says it was started (also after Temporal's retention forgot the workflow),
+   * or Temporal refuses the id (REJECT_DUPLICATE: started meanwhile, by the scheduler or a
+   * concurrent backfill). Works on a paused task too; the overlap policy does not apply, the
+   * runs queue for the task-run worker slots.
+   */
+  async backfill(current: TaskRow, fireTimesMs: number[]): Promise<{ started: number[]; alreadyRun: number[] }> {
+    if (current.deleted) throw taskErrors.deleted(current.task_id);
+    const d = current.definition;
+    const ids = new Map(fireTimesMs.map((t) => [t, runIdOf(d.task_id, t)]));
+    const logged = await this.store.startedRunIds([...ids.values()]);
+    const started: number[] = [];
+    const alreadyRun = fireTimesMs.filter((t) => logged.has(ids.get(t)!));
+    const todo = fireTimesMs.filter((t) => !logged.has(ids.get(t)!));
+    for (let i = 0; i < todo.length; i += LIMITS.taskBackfillStartsAtOnce) {
+      const batch = todo.slice(i, i + LIMITS.taskBackfillStartsAtOnce);
+      const outcomes = await Promise.all(batch.map((t) => this.startRun(d, ids.get(t)!, t, 'backfill')));
+      batch.forEach((t, j) => (outcomes[j] ? started : alreadyRun).push(t));
+    }
+    const order = (a: number, b: number) => a - b;
+    return { started: started.sort(order), alreadyRun: alreadyRun.sort(order) };
+  }
+
   /** The scheduler's own view (next fire time, running runs), or undefined when it does not answer. */
   async schedulerState(taskId: string): Promise<SchedulerState | undefined> {
     try {
       return await this.opts.client.withDeadline(Date.now() + 3000, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery));
     } catch {
       return undefined;
+    }
+  }
+
+  /** Starts one run workflow; false when that run id was already started (REJECT_DUPLICATE). */
+  private async startRun(d: TaskDefinition, runId: string, nominalMs: number, trigger: RunTrigger): Promise<boolean> {
+    try {
+      await this.opts.client.workflow.start(taskRunWorkflow, {
+        workflowId: runId,
+        taskQueue: d.priority === 'core' ? this.opts.runQueues.core : this.opts.runQueues.default,
+        args: [{ taskId: d.task_id, runId, definition: d, nominalMs, trigger, schedulerId: schedulerWorkflowId(d.task_id) }],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: TaskIdKey, value: d.task_id },
+          { key: RunStatusKey, value: 'running' },
+        ]),
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw this.classify(err);
     }
   }
 

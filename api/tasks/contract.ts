@@ -10,6 +10,7 @@ import { LIMITS } from '../../lib/domain/limits';
 import { SESSION_ID_RE, SESSION_ID_RULE } from '../../lib/domain/sessions';
 import {
   AGENT_TYPES,
+  CALENDAR_NAMES,
   DELIVERY_TYPES,
   MISFIRE_POLICIES,
   OVERLAP_POLICIES,
@@ -189,6 +190,10 @@ export const RetrySchema = z
   .meta({ id: 'Retry' });
 
 const CalendarSchema = z.strictObject({
+  name: z
+    .enum(CALENDAR_NAMES, { error: `must be one of ${CALENDAR_NAMES.join(', ')}` })
+    .optional()
+    .describe('cn-workdays: official Chinese working days (statutory holidays off, make-up weekend days worked); cn-trading: Mon-Fri minus statutory holidays, no make-up days'),
   holidays: z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date (YYYY-MM-DD)')).max(LIMITS.holidaysMax).default([]),
   skip_weekends: z.boolean().default(false),
 });
@@ -438,6 +443,37 @@ export const triggerTask = defineRoute({
   errors: [400, 401, 403, 404, 409, 503],
 });
 
+const BackfilledRun = z.object({ scheduled_at: z.string().describe('the fire time (UTC)'), run_id: z.string() });
+
+export const backfillTask = defineRoute({
+  method: 'post',
+  path: '/v1/tasks/:id/backfill',
+  tag: 'tasks',
+  summary: `Run every fire time in [from, to] once (at most ${LIMITS.taskBackfillMax}), under the scheduled run ids: fire times that already ran are not run again`,
+  scopes: Operation.ManageTasks,
+  parameterExamples: { id: 'daily-digest' },
+  params: idPath,
+  body: z
+    .strictObject({
+      from: isoInstant.describe('first instant of the range (included)'),
+      to: isoInstant.describe('last instant of the range (included); not in the future'),
+    })
+    .meta({ id: 'BackfillTask' }),
+  responses: {
+    202: z
+      .object({
+        task_id: z.string(),
+        from: z.string(),
+        to: z.string(),
+        started: z.array(BackfilledRun).describe('fire times started now, with trigger "backfill"'),
+        already_run: z.array(BackfilledRun).describe('fire times that had already run (or were started meanwhile): not run again'),
+      })
+      .meta({ id: 'Backfill' }),
+  },
+  errors: [400, 401, 403, 404, 409, 503],
+  example: { from: '2026-03-02T00:00:00Z', to: '2026-03-06T23:59:59Z' },
+});
+
 /** A page of what belongs to one task (its runs, its stored results), newest first. */
 function ofTask<K extends 'runs' | 'results', T extends z.ZodType>(what: K, summary: string, item: T) {
   return defineRoute({
@@ -544,6 +580,7 @@ export const taskRoutes = {
   pauseTask,
   resumeTask,
   triggerTask,
+  backfillTask,
   listTaskRuns,
   listTaskResults,
   listRuns,

@@ -2,8 +2,8 @@
 import { Router } from 'express';
 import type { TaskClient } from '../../clients/tasks';
 import { LIMITS } from '../../lib/domain/limits';
-import { describeCron, describeTrigger, schedulerWorkflowId, taskErrors, type AgentAnswer } from '../../lib/domain/tasks';
-import { cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
+import { describeCron, describeTrigger, runId as runIdOf, schedulerWorkflowId, taskErrors, type AgentAnswer } from '../../lib/domain/tasks';
+import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { TaskResultStore } from '../../lib/store/task-results';
 import type { KeyStore } from '../auth';
@@ -11,6 +11,7 @@ import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
 import { definitionOf } from './definition';
 import {
+  backfillTask,
   createTask,
   deleteTask,
   getRun,
@@ -161,6 +162,17 @@ export function taskRouter({ tasks, store, results, keys }: TaskDeps): Router {
     const { runId } = await tasks.trigger(await mustExist(idOf(req.params.id)));
     const url = `/v1/runs/${encodeURIComponent(runId)}`;
     res.status(202).location(url).json({ run_id: runId, url });
+  });
+
+  route(r, keys, backfillTask, async (req, res) => {
+    const current = await mustExist(idOf(req.params.id));
+    if (current.deleted) throw taskErrors.deleted(current.task_id);
+    const b = parse(backfillTask.body, jsonBody(req));
+    const d = current.definition;
+    const times = backfillFireTimes(d.trigger, d.calendar, Date.parse(b.from), Date.parse(b.to), Date.now());
+    const { started, alreadyRun } = await tasks.backfill(current, times);
+    const view = (t: number) => ({ scheduled_at: new Date(t).toISOString(), run_id: runIdOf(d.task_id, t) });
+    res.status(202).json({ task_id: d.task_id, from: new Date(b.from).toISOString(), to: new Date(b.to).toISOString(), started: started.map(view), already_run: alreadyRun.map(view) });
   });
 
   route(r, keys, listTaskRuns, async (req, res) => {

@@ -232,6 +232,14 @@ export const LIMITS = {
   taskOnTimeSlackMs: 5_000,
   /** run_all after an outage starts at most this many missed runs: no burst of stale runs. */
   taskMisfireRunAllMax: 100,
+  /**
+   * Fire times one backfill request may run. Each starts a run workflow inside the request
+   * and the 202 lists every one, so the request stays within seconds and its answer small;
+   * the runs then queue for the task-run worker slots. A longer range is split into requests.
+   */
+  taskBackfillMax: 100,
+  /** Run workflows a backfill starts at once (each start is one round trip to Temporal). */
+  taskBackfillStartsAtOnce: 10,
   /** Concurrent runs of one task under overlap "allow". */
   taskMaxConcurrency: 100,
   /** Past runs the agent reads as its memory, at most: a few dozen tokens each. */

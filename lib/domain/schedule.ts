@@ -15,8 +15,10 @@
  * times) and by activities (the scheduler workflow asks a local activity); not by workflows.
  */
 import { Cron } from 'croner';
+import { DomainError } from './errors';
 import { LIMITS } from './limits';
-import { isRunDay, wallClock, zoneOffsetMs, type Calendar, type CronTrigger, type Trigger } from './tasks';
+import { isRunDay } from './calendars';
+import { wallClock, zoneOffsetMs, type Calendar, type CronTrigger, type Trigger } from './tasks';
 
 const HOUR = 3_600_000;
 
@@ -142,6 +144,24 @@ function rawFireTimes(trigger: Trigger, afterMs: number, count: number, untilMs:
       return out;
     }
   }
+}
+
+/**
+ * The fire times a backfill of [fromMs, toMs] runs (both ends included), calendar days off
+ * skipped, or a validation error naming the field: `from` not before `to`, a `to` in the
+ * future (those fire times run on schedule), more than LIMITS.taskBackfillMax fire times, or
+ * a trigger whose fire times depend on when runs really started (interval from_last_start),
+ * which has no fixed past fire times to run.
+ */
+export function backfillFireTimes(trigger: Trigger, calendar: Calendar | undefined, fromMs: number, toMs: number, nowMs: number): number[] {
+  if (fromMs >= toMs) throw DomainError.validation('from', 'must be before to');
+  if (toMs > nowMs) throw DomainError.validation('to', 'is in the future; fire times still to come run on schedule');
+  if (trigger.type === 'interval' && trigger.mode !== 'aligned') {
+    throw DomainError.validation('trigger.mode', 'is from_last_start: its fire times follow the real starts of runs, so there are no past fire times to backfill (use mode aligned)');
+  }
+  const times = fireTimes(trigger, calendar, fromMs - 1, LIMITS.taskBackfillMax + 1, toMs);
+  if (times.length > LIMITS.taskBackfillMax) throw DomainError.validation('to', `the range holds more than ${LIMITS.taskBackfillMax} fire times; split it into shorter ranges`);
+  return times;
 }
 
 export const previewCount = (n: number | undefined): number => Math.min(n ?? LIMITS.schedulePreviewDefault, LIMITS.schedulePreviewMax);

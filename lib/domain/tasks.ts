@@ -132,12 +132,28 @@ export type MisfirePolicy = (typeof MISFIRE_POLICIES)[number];
 export const PRIORITIES = ['core', 'default'] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
-/** Days a task does not run on (a user-given list; no named calendar is built in yet). */
+/** Named calendars (lib/domain/calendars.ts, from the chinese-days package's data). */
+export const CALENDAR_NAMES = ['cn-workdays', 'cn-trading'] as const;
+export type CalendarName = (typeof CALENDAR_NAMES)[number];
+
+/** Days a task does not run on: a named calendar's days off, a user-given list, weekends. */
 export interface Calendar {
-  /** Local dates (YYYY-MM-DD, in the trigger's zone) to skip. */
+  /** `cn-workdays`: China's official working days (make-up weekend days included); `cn-trading`: Mon–Fri minus statutory holidays. */
+  name?: CalendarName;
+  /** Local dates (YYYY-MM-DD, in the trigger's zone) to skip, on top of the named calendar. */
   holidays: string[];
-  /** Also skip Saturdays and Sundays. */
+  /** Also skip Saturdays and Sundays (make-up working days included). */
   skip_weekends: boolean;
+}
+
+/** What a task's calendar says about one local day (lib/domain/calendars.ts isRunDay). */
+export interface DayInfo {
+  run: boolean;
+  why: 'business_day' | 'holiday' | 'weekend' | 'makeup_workday';
+  /** The statutory holiday (or the one a make-up day belongs to), in the task's language. */
+  holiday?: string;
+  /** The named calendar has no official data for this year: Mon–Fri counted as working days. */
+  noData?: boolean;
 }
 
 export interface AlertTarget {
@@ -189,6 +205,8 @@ export const TASK_STATUSES = ['pending', 'running', 'success', 'retry', 'failed'
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const RUN_STATUSES = ['running', 'retry', 'success', 'failed', 'skipped'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/** How the log's reason of a run cancelled by a newer one (overlap cancel_previous) begins; such a run is not a failure of the task. */
+export const CANCELLED_REASON_PREFIX = 'cancelled:';
 /** Why a run exists. */
 export type RunTrigger = 'schedule' | 'manual' | 'misfire' | 'backfill' | 'delay' | 'condition';
 
@@ -279,14 +297,6 @@ export function localDate(t: number, tz: string): { date: string; weekday: numbe
 }
 
 export const triggerZone = (t: Trigger): string => (t.type === 'cron' || t.type === 'condition' ? t.timezone : 'UTC');
-
-/** Whether the calendar lets the task run on the local day of `t`. */
-export function isRunDay(cal: Calendar | undefined, t: number, tz: string): { run: boolean; why: 'business_day' | 'holiday' | 'weekend' } {
-  const { date, weekday } = localDate(t, tz);
-  if (cal?.holidays.includes(date)) return { run: false, why: 'holiday' };
-  if (weekday === 0 || weekday === 6) return { run: !cal?.skip_weekends, why: 'weekend' };
-  return { run: true, why: 'business_day' };
-}
 
 // ---- prompt templates ------------------------------------------------------------------
 
@@ -451,7 +461,7 @@ export function describeCron(expression: string, domDow: 'or' | 'and' = 'or'): s
 }
 
 /** The time context the agent's system prompt carries: now, why it woke, how late, since when. */
-export function buildTimeContext(c: RunContext, dayInfo: { run: boolean; why: 'business_day' | 'holiday' | 'weekend' }): string {
+export function buildTimeContext(c: RunContext, dayInfo: DayInfo): string {
   const tz = triggerZone(c.task.trigger);
   const lateness = c.startedMs - c.nominalMs;
   const { date, weekday } = localDate(c.nowMs, tz);
@@ -462,7 +472,7 @@ export function buildTimeContext(c: RunContext, dayInfo: { run: boolean; why: 'b
       `唤醒原因：${wokeWhy(c.trigger, 'zh')}${c.cause ? `（${c.cause}）` : ''}，触发规则 ${describeTrigger(c.task.trigger)}；计划时间 ${new Date(c.nominalMs).toISOString()}，实际开始 ${new Date(c.startedMs).toISOString()}，延迟 ${formatDuration(lateness)}。`,
       c.lastRunMs === undefined ? '这是该任务的第一次运行。' : `距上次运行：${formatDuration(c.nowMs - c.lastRunMs)}（上次 ${new Date(c.lastRunMs).toISOString()}）。`,
       `第 ${c.attempt} 次尝试，共 ${c.task.retry.max_attempts} 次。`,
-      `今天（${date}，${WEEKDAYS_ZH[weekday]}）${dayInfo.why === 'holiday' ? '是节假日' : dayInfo.why === 'weekend' ? '是周末' : '是工作日'}。`,
+      `今天（${date}，${WEEKDAYS_ZH[weekday]}）${dayWords(dayInfo, 'zh')}。`,
     ].join('\n');
   }
   return [
@@ -471,8 +481,23 @@ export function buildTimeContext(c: RunContext, dayInfo: { run: boolean; why: 'b
     `Woke because: ${wokeWhy(c.trigger, 'en')}${c.cause ? ` (${c.cause})` : ''}, trigger ${describeTrigger(c.task.trigger)}; scheduled for ${new Date(c.nominalMs).toISOString()}, started ${new Date(c.startedMs).toISOString()}, ${formatDuration(lateness)} late.`,
     c.lastRunMs === undefined ? 'This is the first run of this task.' : `Time since the last run: ${formatDuration(c.nowMs - c.lastRunMs)} (last run started ${new Date(c.lastRunMs).toISOString()}).`,
     `Attempt ${c.attempt} of ${c.task.retry.max_attempts}.`,
-    `Today (${date}, ${WEEKDAYS[weekday]}) is ${dayInfo.why === 'holiday' ? 'a holiday' : dayInfo.why === 'weekend' ? 'a weekend day' : 'a business day'} in the task's calendar.`,
+    `Today (${date}, ${WEEKDAYS[weekday]}) is ${dayWords(dayInfo, 'en')} in the task's calendar.`,
   ].join('\n');
+}
+
+/** The day in words: "a make-up working day (调休) for National Day", "是节假日（国庆节）". */
+function dayWords(d: DayInfo, lang: 'en' | 'zh'): string {
+  if (lang === 'zh') {
+    const w = { holiday: `是节假日${d.holiday ? `（${d.holiday}）` : ''}`, weekend: '是周末', business_day: '是工作日', makeup_workday: `是调休上班日${d.holiday ? `（${d.holiday}调休）` : ''}` }[d.why];
+    return d.noData ? `${w}（该年份尚无官方节假日数据，按周一至周五计）` : w;
+  }
+  const w = {
+    holiday: `a holiday${d.holiday ? ` (${d.holiday})` : ''}`,
+    weekend: 'a weekend day',
+    business_day: 'a business day',
+    makeup_workday: `a make-up working day (调休: a weekend day worked in exchange for ${d.holiday ?? 'a holiday'})`,
+  }[d.why];
+  return d.noData ? `${w} (no official holiday data for this year yet: Monday to Friday count as working days)` : w;
 }
 
 function wokeWhy(t: RunTrigger, lang: 'en' | 'zh'): string {
@@ -480,7 +505,7 @@ function wokeWhy(t: RunTrigger, lang: 'en' | 'zh'): string {
     schedule: 'its schedule fired',
     manual: 'someone triggered it by hand (run now)',
     misfire: 'a fire time missed while the scheduler was down is being caught up',
-    backfill: 'a backfill',
+    backfill: 'a backfill (a past fire time run on request)',
     delay: 'a delay after an event ended',
     condition: 'its condition held',
   };

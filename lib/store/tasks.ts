@@ -7,7 +7,7 @@
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../domain/errors';
 import type { RunMemoryEntry, RunStatus, RunTrigger, TaskAction, TaskDefinition, TaskStatus } from '../domain/tasks';
-import { taskErrors } from '../domain/tasks';
+import { CANCELLED_REASON_PREFIX, taskErrors } from '../domain/tasks';
 
 export interface TaskRow {
   task_id: string;
@@ -182,6 +182,16 @@ export class TaskStore {
     );
   }
 
+  /**
+   * Those of `runIds` that were started (logged in any state but skipped): a backfill does
+   * not run them again, also after Temporal's retention has forgotten their workflows.
+   */
+  async startedRunIds(runIds: string[]): Promise<Set<string>> {
+    if (runIds.length === 0) return new Set();
+    const r = await this.pool.query(`SELECT DISTINCT run_id FROM task_run_log WHERE run_id = ANY($1::text[]) AND status <> 'skipped'`, [runIds]);
+    return new Set(r.rows.map((x) => x.run_id as string));
+  }
+
   async getRun(runId: string): Promise<RunRow | undefined> {
     const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current WHERE run_id = $1`, [runId]);
     return r.rows[0];
@@ -244,11 +254,17 @@ export class TaskStore {
     return r.rows[0]?.t ? (r.rows[0].t as Date).getTime() : undefined;
   }
 
-  /** Failed runs in a row, counting back from the newest finished run. */
+  /**
+   * Failed runs in a row, counting back from the newest finished run. A run cancelled by a
+   * newer one (overlap cancel_previous) is logged as failed but is no failure of the task:
+   * it neither counts nor breaks the row.
+   */
   async consecutiveFailures(taskId: string): Promise<number> {
     const r = await this.pool.query(
-      `SELECT status FROM task_runs_current WHERE task_id = $1 AND status IN ('success', 'failed') ORDER BY recorded_at DESC LIMIT 1000`,
-      [taskId],
+      `SELECT status FROM task_runs_current
+        WHERE task_id = $1 AND status IN ('success', 'failed') AND NOT (status = 'failed' AND reason LIKE $2)
+        ORDER BY recorded_at DESC LIMIT 1000`,
+      [taskId, `${CANCELLED_REASON_PREFIX}%`],
     );
     let n = 0;
     for (const row of r.rows) {

@@ -22,7 +22,7 @@ import {
 import type { SignalActivities } from '../../activities/signals';
 import type { TaskActivities } from '../../activities/tasks';
 import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/task-results';
-import { backoffBeforeAttempt, schedulerWorkflowId, type AgentAnswer } from '../../lib/domain/tasks';
+import { CANCELLED_REASON_PREFIX, backoffBeforeAttempt, schedulerWorkflowId, type AgentAnswer } from '../../lib/domain/tasks';
 import { RunInput, RunResult, RunState, RunStatusKey, changedSignal, runStateQuery, signalEventSignal } from './messages';
 import { ResultInbox } from './results';
 
@@ -140,7 +140,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     if (!isCancellation(err)) throw err;
     // Cancelled (overlap cancel_previous): record it, outside the cancelled scope.
     await CancellationScope.nonCancellable(() =>
-      log.recordRun({ ...base, status: 'failed', startedMs, finishedMs: Date.now(), attempt: state.attempt, reason: 'cancelled: a newer run replaced it (overlap cancel_previous)' }),
+      log.recordRun({ ...base, status: 'failed', startedMs, finishedMs: Date.now(), attempt: state.attempt, reason: `${CANCELLED_REASON_PREFIX} a newer run replaced it (overlap cancel_previous)` }),
     );
     setStatus('failed');
     return { runId: input.runId, status: 'failed', attempts: state.attempt, reason: 'cancelled' };

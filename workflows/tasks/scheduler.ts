@@ -41,6 +41,10 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   let changed = false;
   let fires = 0;
   const running = new Map<string, ChildWorkflowHandle<typeof taskRunWorkflow>>();
+  // Runs being started (startChild not yet answered) count as running: without this, a fire
+  // that lands while a buffered run is starting would see no run and start a second one.
+  let starting = 0;
+  const busy = () => running.size + starting;
   let buffered: { nominalMs: number; trigger: RunTrigger; extra?: { runId?: string; cause?: string } } | undefined;
   let nextFireMs: number | null = null;
   /** Signals not yet taken in (delay and condition triggers); a paused task drops them. */
@@ -89,6 +93,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     const id = extra.runId ?? runIdOf(s.taskId, nominalMs);
     const d = def();
     const args: RunInput = { taskId: s.taskId, runId: id, definition: d, nominalMs, trigger, schedulerId: schedulerWorkflowId(s.taskId), ...(extra.cause ? { cause: extra.cause } : {}) };
+    starting++;
     try {
       const child = await startChild(taskRunWorkflow, {
         workflowId: id,
@@ -107,12 +112,14 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     } catch (err) {
       // Already started (a duplicate trigger, a backfill, or a manual start of this id): it runs once.
       if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+    } finally {
+      starting--;
     }
   }
 
   const onDone = (id: string) => () => {
     running.delete(id);
-    if (buffered && running.size === 0) {
+    if (buffered && busy() === 0) {
       const b = buffered;
       buffered = undefined;
       void start(b.nominalMs, b.trigger, b.extra);
@@ -122,11 +129,11 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   /** The overlap policy decides whether this fire time starts a run now, later, or never. */
   async function fire(nominalMs: number, trigger: RunTrigger, extra: RunExtra = {}): Promise<void> {
     const d = def();
-    if (running.size === 0) return start(nominalMs, trigger, extra);
+    if (busy() === 0) return start(nominalMs, trigger, extra);
     switch (d.overlap) {
       case 'allow':
-        if (running.size < d.max_concurrency) return start(nominalMs, trigger, extra);
-        return skip([{ nominalMs, trigger, ...extra, reason: `overlap allow: ${running.size} runs already running (max_concurrency ${d.max_concurrency})` }]);
+        if (busy() < d.max_concurrency) return start(nominalMs, trigger, extra);
+        return skip([{ nominalMs, trigger, ...extra, reason: `overlap allow: ${busy()} runs already running (max_concurrency ${d.max_concurrency})` }]);
       case 'buffer_one':
         if (!buffered) {
           buffered = { nominalMs, trigger, extra };
@@ -171,7 +178,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       st = due.state;
       for (const p of due.start) await fire(p.nominalMs, p.trigger, { runId: p.runId, cause: p.cause });
       s.signalState = st;
-      if (signalsTaken + fires >= LIMITS.schedulerSignalsPerRun && running.size === 0 && !buffered && inbox.length === 0) {
+      if (signalsTaken + fires >= LIMITS.schedulerSignalsPerRun && busy() === 0 && !buffered && inbox.length === 0) {
         await condition(allHandlersFinished);
         await continueAsNew<typeof taskSchedulerWorkflow>({ ...s, firesBefore: (s.firesBefore ?? 0) + fires });
       }
@@ -198,7 +205,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     if (next === undefined) {
       // Nothing left to fire (an `at` task after its run): wait for its runs, then complete.
       if (d.trigger.type === 'at') {
-        await condition(() => changed || running.size === 0);
+        await condition(() => changed || busy() === 0);
         if (changed) {
           changed = false;
           continue;
@@ -244,11 +251,17 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       s.lastFireMs = now;
     }
 
-    if (fires >= LIMITS.schedulerFiresPerRun && running.size === 0 && !buffered) {
+    if (fires >= LIMITS.schedulerFiresPerRun && busy() === 0 && !buffered) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof taskSchedulerWorkflow>({ ...s, firesBefore: (s.firesBefore ?? 0) + fires });
     }
   }
-  // Deleted: runs already started finish on their own (they were started with ABANDON).
+  // Deleted: runs already started finish on their own (they were started with ABANDON); a
+  // fire time still waiting under buffer_one will not run, and the log says so.
+  if (buffered) {
+    const b = buffered;
+    buffered = undefined;
+    await skip([{ nominalMs: b.nominalMs, trigger: b.trigger, ...b.extra, reason: 'overlap buffer_one: the task was deleted while this fire time waited' }]);
+  }
   await condition(allHandlersFinished);
 }

@@ -195,8 +195,18 @@ export const LIMITS = {
   /** SIGTERM lets in-flight tasks finish for this long before the process exits. */
   workerShutdownGraceMs: 20_000,
 
-  /** Retry-After (seconds) on a write refused for capacity, or answered 503 after the write deadline. */
+  /**
+   * Retry-After (seconds) on a 503 after the write deadline, and the least one on a write
+   * refused for capacity (api/admission.ts scales that one with the queue: writes in flight
+   * divided by the rate they completed at recently)...
+   */
   retryAfterS: 1,
+  /** ...up to this: past it a client's retry is better decided by its own backoff than by a stale estimate. */
+  retryAfterMaxS: 30,
+  /** The completion rate behind Retry-After is measured over this many seconds: long enough to smooth batches, short enough to follow a change in load. */
+  retryAfterWindowS: 10,
+  /** Weight of the newest write in the mean write latency behind a per-session 429's Retry-After (an EWMA over ~20 writes). */
+  retryAfterLatencyWeight: 0.05,
   /** How long a failed write may spend finding out why (database ping, task-queue pollers) before it answers. */
   diagnoseTimeoutMs: 1_500,
 

@@ -1,9 +1,10 @@
 /**
  * The fault suite at full scale, as issue 9 drove it: sessions appending continuously with
- * retries, then kill -9 of the worker, kill -9 of the Temporal dev server (restarted on its
+ * retries, then kill -9 of the worker, kill -9 of the API (its own process, `--scenario api`),
+ * kill -9 of the Temporal dev server (restarted on its
  * SQLite file), and a PostgreSQL crash, each on private instances. Prints a table of figures.
  *
- *   npx tsx bench/faults.ts [--sessions 50] [--preload 300] [--scenario worker,temporal,postgres] [--down-ms 5000]
+ *   npx tsx bench/faults.ts [--sessions 50] [--preload 300] [--scenario worker,api,temporal,postgres,overload] [--down-ms 5000]
  */
 import { startFaultRig } from '../test/support/fault-rig';
 import { faultScenario, faultTable, OverloadRow, overload, Row } from '../test/support/fault-scenarios';
@@ -15,7 +16,7 @@ const arg = (name: string, dflt: string) => {
 const SESSIONS = Number(arg('sessions', '50'));
 const PRELOAD = Number(arg('preload', '300'));
 const DOWN_MS = Number(arg('down-ms', '5000'));
-const SCENARIOS = arg('scenario', 'worker,temporal,postgres').split(',');
+const SCENARIOS = arg('scenario', 'worker,api,temporal,postgres').split(',');
 const SETTLE_MS = Number(arg('settle-ms', '20000'));
 const log = (m: string) => console.log(`${new Date().toISOString().slice(11, 23)} ${m}`);
 
@@ -35,6 +36,11 @@ async function main() {
             worker = await rig.startWorker();
           }, opts),
         );
+      if (s === 'api') {
+        const api = await rig.startApiProcess();
+        rows.push(await faultScenario(rig, 'api kill -9', () => rig.killApiProcess(), async () => void (await rig.startApiProcess()), { ...opts, tk: api.tk }));
+        await rig.killApiProcess();
+      }
       if (s === 'temporal') rows.push(await faultScenario(rig, 'temporal kill -9', () => rig.killTemporal(), () => rig.restartTemporal(), opts));
       if (s === 'postgres') rows.push(await faultScenario(rig, 'postgres crash', () => rig.crashPostgres(), () => rig.restartPostgres(), opts));
     }

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import { TimekeeperApiError } from '../../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import type { FaultRig } from './fault-rig';
 import { checkStored, longestStall, percentile, recoveryTimes, startLoad } from './fault-load';
 
@@ -19,6 +19,8 @@ export interface ScenarioOptions {
   /** Load kept running after every session recovered. */
   settleMs: number;
   log?: (m: string) => void;
+  /** The API the sessions are created and loaded through; default the rig's in-process one. */
+  tk?: TimekeeperClient;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,7 +49,7 @@ export interface Row {
   problems: number;
 }
 
-export async function preload(rig: FaultRig, ids: string[], n: number): Promise<void> {
+export async function preload(tk: TimekeeperClient, ids: string[], n: number): Promise<void> {
   // Bursts of concurrent appends grow the histories fast (many updates per workflow task).
   const burst = 10;
   await Promise.all(
@@ -55,7 +57,7 @@ export async function preload(rig: FaultRig, ids: string[], n: number): Promise<
       for (let i = 0; i < n; i += burst) {
         await Promise.all(
           Array.from({ length: Math.min(burst, n - i) }, (_, j) =>
-            admitted(() => rig.tk.append(id, { type: 'USER_INPUT', content: { pre: i + j }, idempotency_key: `p${i + j}` })),
+            admitted(() => tk.append(id, { type: 'USER_INPUT', content: { pre: i + j }, idempotency_key: `p${i + j}` })),
           ),
         );
       }
@@ -67,13 +69,14 @@ export async function faultScenario(rig: FaultRig, name: string, fault: () => Pr
   const { sessions: SESSIONS, preload: PRELOAD, downMs: DOWN_MS, settleMs: SETTLE_MS } = o;
   const log = o.log ?? (() => undefined);
   const ids = Array.from({ length: SESSIONS }, () => `f_${name.split(" ")[0]}_${randomUUID().slice(0, 8)}`);
-  for (const id of ids) await admitted(() => rig.tk.createSession({ session_id: id }));
+  const tk = o.tk ?? rig.tk;
+  for (const id of ids) await admitted(() => tk.createSession({ session_id: id }));
   if (PRELOAD > 0) {
     const t = Date.now();
-    await preload(rig, ids, PRELOAD);
+    await preload(tk, ids, PRELOAD);
     log(`${name}: preloaded ${SESSIONS} × ${PRELOAD} in ${Date.now() - t} ms`);
   }
-  const load = startLoad(rig.tk, ids);
+  const load = startLoad(tk, ids);
   await sleep(5000);
   log(`${name}: fault`);
   await fault();

@@ -66,6 +66,14 @@ export interface FaultRig {
 
 let runtimeInstalled = false;
 
+/** SIGKILL of a child process that may already be gone; resolves once it is. */
+async function sigkill(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await gone;
+}
+
 export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRig> {
   const log = opts.log ?? (() => undefined);
   if (!runtimeInstalled) {
@@ -167,13 +175,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
         });
       });
     },
-    async killWorker() {
-      const w = worker;
-      if (!w || w.exitCode !== null || w.signalCode !== null) return;
-      const gone = new Promise((r) => w.once('exit', r));
-      w.kill('SIGKILL');
-      await gone;
-    },
+    killWorker: () => sigkill(worker),
     async startApiProcess() {
       // node --import tsx for the same reason as the worker: SIGKILL must reach the API itself.
       const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin', 'api.ts')], { cwd: ROOT, env: apiEnv, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -189,13 +191,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
         await new Promise((r) => setTimeout(r, 100));
       }
     },
-    async killApiProcess() {
-      const a = apiChild;
-      if (!a || a.exitCode !== null || a.signalCode !== null) return;
-      const gone = new Promise((r) => a.once('exit', r));
-      a.kill('SIGKILL');
-      await gone;
-    },
+    killApiProcess: () => sigkill(apiChild),
     async killTemporal() {
       const d = dev;
       if (!d) return;

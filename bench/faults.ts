@@ -5,6 +5,10 @@
  * SQLite file), and a PostgreSQL crash, each on private instances. Prints a table of figures.
  *
  *   npx tsx bench/faults.ts [--sessions 50] [--preload 300] [--scenario worker,api,temporal,postgres,overload] [--down-ms 5000]
+ *   npx tsx bench/faults.ts --scenario overload [--creates 1000] [--baseline 100] [--api process|in-process]
+ *
+ * The overload scenario runs `--baseline` creates at once (below the create bound: the rate
+ * without overload), then `--creates` at once, against the API in its own process.
  */
 import { startFaultRig } from '../test/support/fault-rig';
 import { faultScenario, faultTable, OverloadRow, overload, Row } from '../test/support/fault-scenarios';
@@ -29,7 +33,17 @@ async function main() {
   const overloads: OverloadRow[] = [];
   try {
     for (const s of SCENARIOS) {
-      if (s === 'overload') overloads.push(await overload(rig, Number(arg('creates', '1000')), log));
+      if (s === 'overload') {
+        // The load generator (this process) and the API (its own process, as `npm run api`)
+        // do not share an event loop, unless --api in-process asks for the old set-up.
+        const inProcess = arg('api', 'process') === 'in-process';
+        const tk = inProcess ? rig.tk : (await rig.startApiProcess()).tk;
+        // The same creates below the bound first: the rate without overload to compare with.
+        const baseline = Number(arg('baseline', '100'));
+        if (baseline > 0) overloads.push(await overload(rig, baseline, log, tk));
+        overloads.push(await overload(rig, Number(arg('creates', '1000')), log, tk));
+        if (!inProcess) await rig.killApiProcess();
+      }
       if (s === 'worker')
         rows.push(
           await faultScenario(rig, 'worker kill -9', () => rig.killWorker(), async () => {

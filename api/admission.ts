@@ -6,6 +6,13 @@
  * writes until the write deadline and answered 503 for writes that were then stored (issue 9).
  * The bounds and their reasons are in lib/domain/limits.ts (TUNABLE).
  *
+ * The create bound adapts to measured latency (AIMD, as TCP's congestion window): a create
+ * that took longer than `LIMITS.createLatencyTargetMs` shrinks the bound by a quarter (at
+ * most once a second, down to `LIMITS.createsInFlightFloor`), a faster one widens it by one
+ * (up to CREATES_IN_FLIGHT_MAX). On a machine that starts workflows slower than the fixed
+ * bound assumes, accepted creates then answer within seconds instead of queueing past the
+ * 10 s target, and the rest are refused at once.
+ *
  * `Retry-After` grows with the queue: a refused client is told how long the writes already
  * in flight take to drain at the rate this process has been completing them, so 1,000
  * clients refused at once do not all come back a second later to be refused again.
@@ -63,6 +70,39 @@ export class CompletionRate {
   }
 }
 
+/** Additive-increase, multiplicative-decrease bound on creates in flight, driven by their latency. */
+export class AdaptiveBound {
+  private value: number;
+  private lastDecrease = -Infinity;
+
+  constructor(
+    private readonly max: number,
+    private readonly now: Clock,
+    private readonly floor = Math.min(max, LIMITS.createsInFlightFloor),
+    private readonly targetMs = LIMITS.createLatencyTargetMs,
+  ) {
+    this.value = max;
+  }
+
+  get current(): number {
+    return Math.floor(this.value);
+  }
+
+  /** One completed create that took `ms`. */
+  observe(ms: number): void {
+    if (ms <= this.targetMs) {
+      this.value = Math.min(this.max, this.value + 1);
+      return;
+    }
+    const now = this.now();
+    // Once a second at most: the creates admitted together complete together, and one slow
+    // wave must not collapse the bound to the floor.
+    if (now - this.lastDecrease < 1000) return;
+    this.lastDecrease = now;
+    this.value = Math.max(this.floor, this.value * 0.75);
+  }
+}
+
 /** Seconds to wait before retrying, bounded to LIMITS.retryAfterS..LIMITS.retryAfterMaxS. */
 export function boundedRetryAfter(seconds: number): number {
   if (!Number.isFinite(seconds)) return LIMITS.retryAfterMaxS;
@@ -75,6 +115,7 @@ export class Admission {
   private readonly perKey = new Map<string, number>();
   private readonly writeRate: CompletionRate;
   private readonly createRate: CompletionRate;
+  private readonly createBound: AdaptiveBound;
   /** Exponentially weighted mean time a write spends in flight (ms); undefined before the first. */
   private latencyMs: number | undefined;
 
@@ -84,6 +125,7 @@ export class Admission {
   ) {
     this.writeRate = new CompletionRate(now);
     this.createRate = new CompletionRate(now);
+    this.createBound = new AdaptiveBound(limits.createsInFlightMax, now);
   }
 
   /** Runs `fn` as one admitted write to `key` (a session id, or an intent's), or refuses it without calling `fn`. */
@@ -100,6 +142,11 @@ export class Admission {
   /** Writes in flight now (for tests and diagnostics). */
   get inFlight(): { total: number; creates: number; keys: number } {
     return { total: this.total, creates: this.creates, keys: this.perKey.size };
+  }
+
+  /** The create bound now (adapted to latency, at most CREATES_IN_FLIGHT_MAX). */
+  get createsBound(): number {
+    return this.createBound.current;
   }
 
   /**
@@ -119,8 +166,10 @@ export class Admission {
     if (this.total >= l.writesInFlightMax) {
       throw refusal(ErrorCode.Unavailable, `this Timekeeper API process already has ${this.total} writes in flight, the most it sends to Temporal at once (${TUNABLE.writesInFlightMax.env}=${l.writesInFlightMax})`, this.retryAfterS('process', this.total));
     }
-    if (kind === 'create' && this.creates >= l.createsInFlightMax) {
-      throw refusal(ErrorCode.Unavailable, `this Timekeeper API process already has ${this.creates} session creates in flight (${TUNABLE.createsInFlightMax.env}=${l.createsInFlightMax})`, this.retryAfterS('create', this.creates));
+    const createsMax = this.createBound.current;
+    if (kind === 'create' && this.creates >= createsMax) {
+      const bound = createsMax < l.createsInFlightMax ? `${createsMax} now: creates took over ${LIMITS.createLatencyTargetMs / 1000} s, at most ${TUNABLE.createsInFlightMax.env}=${l.createsInFlightMax}` : `${TUNABLE.createsInFlightMax.env}=${l.createsInFlightMax}`;
+      throw refusal(ErrorCode.Unavailable, `this Timekeeper API process already has ${this.creates} session creates in flight (${bound})`, this.retryAfterS('create', this.creates));
     }
     const n = this.perKey.get(key) ?? 0;
     if (kind === 'write' && n >= l.sessionWritesInFlightMax) {
@@ -137,6 +186,7 @@ export class Admission {
     if (kind === 'create') {
       this.creates--;
       this.createRate.record();
+      this.createBound.observe(ms);
     }
     this.latencyMs = this.latencyMs === undefined ? ms : this.latencyMs + LIMITS.retryAfterLatencyWeight * (ms - this.latencyMs);
     const n = (this.perKey.get(key) ?? 1) - 1;

@@ -205,6 +205,14 @@ export const LIMITS = {
   retryAfterMaxS: 30,
   /** The completion rate behind Retry-After is measured over this many seconds: long enough to smooth batches, short enough to follow a change in load. */
   retryAfterWindowS: 10,
+  /**
+   * A create slower than this shrinks the create bound (api/admission.ts): half the 10 s in
+   * which issue 9 wants every accepted create answered, leaving room for the wave admitted
+   * while the bound was still wide.
+   */
+  createLatencyTargetMs: 5_000,
+  /** The create bound never shrinks below this: a slow machine still takes creates (the seed's own load is 100 at once, retried). */
+  createsInFlightFloor: 16,
   /** Weight of the newest write in the mean write latency behind a per-session 429's Retry-After (an EWMA over ~20 writes). */
   retryAfterLatencyWeight: 0.05,
   /** How long a failed write may spend finding out why (database ping, task-queue pollers) before it answers. */
@@ -213,6 +221,13 @@ export const LIMITS = {
   /** Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first. */
   httpKeepAliveMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
+  /**
+   * Connections the kernel queues for accept() (Node's default is 511, the kernel caps it at
+   * net.core.somaxconn). A burst of more new connections than the queue holds has the excess
+   * SYNs dropped and resent by the client after 1, 3 and 7 s: 1,000 clients connecting at once
+   * saw "refused at once" answers arrive after 7 s (issue 9).
+   */
+  httpListenBacklog: 4096,
 
   // ---- scheduled tasks (issue 7) ----
   taskIdMaxChars: 128,

@@ -32,6 +32,8 @@ export interface FaultRigOptions {
   config?: Partial<Config>;
   /** Extra environment for the worker child (e.g. limits). */
   workerEnv?: Record<string, string>;
+  /** Extra environment for the API child process (`startApiProcess`), e.g. LOG_LEVEL or limits. */
+  apiEnv?: Record<string, string>;
   /** A prebuilt workflow bundle file; default: bundle once here. */
   workflowBundle?: string;
   log?: (m: string) => void;
@@ -149,6 +151,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
     TIMEKEEPER_API_KEYS_FILE: '',
     LOG_LEVEL: 'warn',
     TEMPORAL_LOG_LEVEL: 'ERROR',
+    ...opts.apiEnv,
   };
 
   const rig: FaultRig = {

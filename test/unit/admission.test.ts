@@ -1,5 +1,5 @@
 /** Admission control: bounded writes in flight per process, per create, per session; refusals name the bound, send nothing, and say when to come back (Retry-After grows with the queue). */
-import { Admission, boundedRetryAfter, CompletionRate } from '../../api/admission';
+import { AdaptiveBound, Admission, boundedRetryAfter, CompletionRate } from '../../api/admission';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 
 const limits = { writesInFlightMax: 4, createsInFlightMax: 2, sessionWritesInFlightMax: 2 };
@@ -122,4 +122,37 @@ test('the completion rate is measured over the last window only', () => {
   expect(boundedRetryAfter(Infinity)).toBe(30);
   expect(boundedRetryAfter(0.2)).toBe(1);
   expect(boundedRetryAfter(7.2)).toBe(8);
+});
+
+test('the create bound shrinks by a quarter (once a second at most) while creates are slow, to a floor, and grows back by one per fast create', () => {
+  const c = fakeClock();
+  const b = new AdaptiveBound(128, c.now, 16, 5000);
+  expect(b.current).toBe(128);
+  // A wave of slow creates completing together: one decrease.
+  for (let i = 0; i < 50; i++) b.observe(8000);
+  expect(b.current).toBe(96);
+  for (let s = 0; s < 20; s++) {
+    c.advance(1000);
+    b.observe(8000);
+  }
+  expect(b.current).toBe(16);
+  for (let i = 0; i < 10; i++) b.observe(300);
+  expect(b.current).toBe(26);
+  for (let i = 0; i < 500; i++) b.observe(300);
+  expect(b.current).toBe(128);
+});
+
+test('slow creates make admission refuse earlier, naming the adapted bound', async () => {
+  const c = fakeClock();
+  const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 20, sessionWritesInFlightMax: 10 }, c.now);
+  const g = gate();
+  const slow = a.run('create', 'slow', () => g.p);
+  c.advance(6000);
+  g.open();
+  await slow;
+  expect(a.createsBound).toBe(16); // 20 × 0.75 = 15, floored at 16
+  const h = hold(a, 'create', 16, 'x');
+  const e = await refusalOf(a.run('create', 'one more', async () => undefined));
+  expect(e.message).toMatch(/16 session creates in flight \(16 now: creates took over 5 s, at most CREATES_IN_FLIGHT_MAX=20\)/);
+  await h.open();
 });

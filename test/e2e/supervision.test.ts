@@ -3,7 +3,8 @@
  * PostgreSQL and Temporal server, its own task queue and port) runs the worker as its own
  * child process; a SIGKILL of that worker is followed by the supervisor's restart (its log
  * line), a new worker process polling the task queue (Temporal's DescribeTaskQueue names its
- * pid), /readyz with the worker ok, and appends that work.
+ * pid), /readyz with the worker ok, and appends that work; a SIGKILL of the start process
+ * leaves no worker running orphaned.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -132,4 +133,19 @@ test('SIGKILL of the worker child: the supervisor restarts it, /readyz and appen
   expect((await tk.append(before, { type: 'USER_INPUT', content: { n: 2 } })).seq).toBe(3);
   expect((await tk.verify(before)).ok).toBe(true);
   console.log(`worker SIGKILL → restarted worker polling: ${pollingMs} ms; → appends stored again: ${Date.now() - killedAt} ms`);
+
+  // SIGKILL of the start process itself: its worker child must not run on orphaned (it sees the IPC channel close).
+  const gone = new Promise((r) => start.once('exit', r));
+  start.kill('SIGKILL');
+  await gone;
+  await until('the orphaned worker to exit', () => (isAlive(second) ? undefined : true), 60_000);
 });
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -4,6 +4,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -17,7 +18,7 @@ import { migrate } from '../lib/migrate';
 import { ensureSearchAttributes } from '../lib/temporal';
 import { configureLogger, log as logger } from '../lib/log';
 import { supervise } from '../worker/supervise';
-import { createTimekeeperWorker } from '../worker/worker';
+import { bundleWorkflows, createTimekeeperWorker } from '../worker/worker';
 
 export interface RunOptions {
   worker: boolean;
@@ -105,7 +106,12 @@ export async function run(opts: RunOptions): Promise<void> {
       // prepared here), restarted with backoff whenever it exits, even by SIGKILL or a crash
       // that would take an in-process worker down with the API.
       let child: ChildProcess | undefined;
-      const env = { ...process.env, DATABASE_URL: pg.ownerUrl, APP_DATABASE_URL: pg.appUrl, APP_DB_PASSWORD: '', TEMPORAL_ADDRESS: temporal.address };
+      // Bundled once here, so a restart does not spend its first seconds bundling again.
+      const bundle = path.join(config.dataDir, `workflow-bundle-${process.pid}.js`);
+      fs.mkdirSync(config.dataDir, { recursive: true });
+      fs.writeFileSync(bundle, await bundleWorkflows());
+      cleanups.push(async () => fs.rmSync(bundle, { force: true }));
+      const env = { ...process.env, DATABASE_URL: pg.ownerUrl, APP_DATABASE_URL: pg.appUrl, APP_DB_PASSWORD: '', TEMPORAL_ADDRESS: temporal.address, TIMEKEEPER_WORKFLOW_BUNDLE: bundle };
       const supervised = supervise(
         async () => {
           child = spawnWorker(env);
@@ -131,6 +137,7 @@ export async function run(opts: RunOptions): Promise<void> {
         taskQueue: config.taskQueue,
         pool,
         sessions: config,
+        workflowBundle: config.workflowBundlePath ? { codePath: config.workflowBundlePath } : undefined,
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
         tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore },
       });

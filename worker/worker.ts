@@ -54,7 +54,7 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   // Activities that write to a timeline go through the session workflow, its single writer.
   const sessions = new SessionClient({ client: new Client({ connection: opts.connection, namespace: opts.namespace }), pool: opts.pool, taskQueue: opts.taskQueue, ...s });
   const activities = createActivities({ pool: opts.pool, sessions, wake: opts.wake, outboundAllowHosts: opts.tasks?.outboundAllowHosts, secret: opts.tasks?.secret });
-  const workflowBundle = opts.workflowBundle ?? { code: (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') })).code };
+  const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
   const queues = opts.tasks?.queues ?? taskRunQueues({ taskQueue: opts.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
   const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs };
 
@@ -85,4 +85,9 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     },
     getState: () => main.getState(),
   };
+}
+
+/** The workflow code bundled for the worker's sandbox (seconds of CPU: done once per process, or once for a supervised child's restarts). */
+export async function bundleWorkflows(): Promise<string> {
+  return (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') })).code;
 }

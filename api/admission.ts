@@ -5,6 +5,17 @@
  * sent, so it is certainly not stored; a client retries it later. Without it, overload queued
  * writes until the write deadline and answered 503 for writes that were then stored (issue 9).
  * The bounds and their reasons are in lib/domain/limits.ts (TUNABLE).
+ *
+ * The create bound adapts to measured latency (AIMD, as TCP's congestion window): a create
+ * that took longer than `LIMITS.createLatencyTargetMs` shrinks the bound by a quarter (at
+ * most once a second, down to `LIMITS.createsInFlightFloor`), a faster one widens it by one
+ * (up to CREATES_IN_FLIGHT_MAX). On a machine that starts workflows slower than the fixed
+ * bound assumes, accepted creates then answer within seconds instead of queueing past the
+ * 10 s target, and the rest are refused at once.
+ *
+ * `Retry-After` grows with the queue: a refused client is told how long the writes already
+ * in flight take to drain at the rate this process has been completing them, so 1,000
+ * clients refused at once do not all come back a second later to be refused again.
  */
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
@@ -17,20 +28,114 @@ export interface AdmissionLimits {
 
 export type WriteKind = 'create' | 'write';
 
+/** Milliseconds now; injectable so tests can drive the rate estimate. */
+export type Clock = () => number;
+
+/**
+ * Completions per second over the last `LIMITS.retryAfterWindowS` seconds, in one-second
+ * buckets (constant memory, constant time per write).
+ */
+export class CompletionRate {
+  private readonly counts: number[];
+  private readonly seconds: number[];
+
+  constructor(
+    private readonly now: Clock,
+    private readonly windowS = LIMITS.retryAfterWindowS,
+    private readonly since = now(),
+  ) {
+    this.counts = new Array<number>(windowS).fill(0);
+    this.seconds = new Array<number>(windowS).fill(-1);
+  }
+
+  record(): void {
+    const s = Math.floor(this.now() / 1000);
+    const i = s % this.windowS;
+    if (this.seconds[i] !== s) {
+      this.seconds[i] = s;
+      this.counts[i] = 0;
+    }
+    this.counts[i]++;
+  }
+
+  /** Completions per second, or undefined while the window is not yet full and nothing completed (no measure yet). */
+  perSecond(): number | undefined {
+    const now = this.now();
+    const s = Math.floor(now / 1000);
+    let n = 0;
+    for (let i = 0; i < this.windowS; i++) if (s - this.seconds[i] < this.windowS) n += this.counts[i];
+    const spanS = Math.min(this.windowS, Math.max(1, (now - this.since) / 1000));
+    if (n === 0 && spanS < this.windowS) return undefined;
+    return n / spanS;
+  }
+}
+
+/** Additive-increase, multiplicative-decrease bound on creates in flight, driven by their latency. */
+export class AdaptiveBound {
+  private value: number;
+  private lastDecrease = -Infinity;
+
+  constructor(
+    private readonly max: number,
+    private readonly now: Clock,
+    private readonly floor = Math.min(max, LIMITS.createsInFlightFloor),
+    private readonly targetMs = LIMITS.createLatencyTargetMs,
+  ) {
+    this.value = max;
+  }
+
+  get current(): number {
+    return Math.floor(this.value);
+  }
+
+  /** One completed create that took `ms`. */
+  observe(ms: number): void {
+    if (ms <= this.targetMs) {
+      this.value = Math.min(this.max, this.value + 1);
+      return;
+    }
+    const now = this.now();
+    // Once a second at most: the creates admitted together complete together, and one slow
+    // wave must not collapse the bound to the floor.
+    if (now - this.lastDecrease < 1000) return;
+    this.lastDecrease = now;
+    this.value = Math.max(this.floor, this.value * 0.75);
+  }
+}
+
+/** Seconds to wait before retrying, bounded to LIMITS.retryAfterS..LIMITS.retryAfterMaxS. */
+export function boundedRetryAfter(seconds: number): number {
+  if (!Number.isFinite(seconds)) return LIMITS.retryAfterMaxS;
+  return Math.min(LIMITS.retryAfterMaxS, Math.max(LIMITS.retryAfterS, Math.ceil(seconds)));
+}
+
 export class Admission {
   private total = 0;
   private creates = 0;
   private readonly perKey = new Map<string, number>();
+  private readonly writeRate: CompletionRate;
+  private readonly createRate: CompletionRate;
+  private readonly createBound: AdaptiveBound;
+  /** Exponentially weighted mean time a write spends in flight (ms); undefined before the first. */
+  private latencyMs: number | undefined;
 
-  constructor(private readonly limits: AdmissionLimits) {}
+  constructor(
+    private readonly limits: AdmissionLimits,
+    private readonly now: Clock = Date.now,
+  ) {
+    this.writeRate = new CompletionRate(now);
+    this.createRate = new CompletionRate(now);
+    this.createBound = new AdaptiveBound(limits.createsInFlightMax, now);
+  }
 
   /** Runs `fn` as one admitted write to `key` (a session id, or an intent's), or refuses it without calling `fn`. */
   async run<T>(kind: WriteKind, key: string, fn: () => Promise<T>): Promise<T> {
     this.admit(kind, key);
+    const started = this.now();
     try {
       return await fn();
     } finally {
-      this.release(kind, key);
+      this.release(kind, key, this.now() - started);
     }
   }
 
@@ -39,32 +144,57 @@ export class Admission {
     return { total: this.total, creates: this.creates, keys: this.perKey.size };
   }
 
+  /** The create bound now (adapted to latency, at most CREATES_IN_FLIGHT_MAX). */
+  get createsBound(): number {
+    return this.createBound.current;
+  }
+
+  /**
+   * Retry-After for a refusal now: the time the `queued` writes ahead take to drain at the
+   * measured rate; 1 s before anything was measured; the maximum when nothing completed in
+   * the whole window (the writes in flight are stuck, not slow).
+   */
+  retryAfterS(kind: 'process' | 'create' | 'session', queued: number): number {
+    if (kind === 'session') return boundedRetryAfter((this.latencyMs ?? 0) / 1000);
+    const rate = (kind === 'create' ? this.createRate : this.writeRate).perSecond();
+    if (rate === undefined) return LIMITS.retryAfterS;
+    return boundedRetryAfter(rate > 0 ? queued / rate : Infinity);
+  }
+
   private admit(kind: WriteKind, key: string): void {
     const l = this.limits;
     if (this.total >= l.writesInFlightMax) {
-      throw refusal(ErrorCode.Unavailable, `this Timekeeper API process already has ${this.total} writes in flight, the most it sends to Temporal at once (${TUNABLE.writesInFlightMax.env}=${l.writesInFlightMax})`);
+      throw refusal(ErrorCode.Unavailable, `this Timekeeper API process already has ${this.total} writes in flight, the most it sends to Temporal at once (${TUNABLE.writesInFlightMax.env}=${l.writesInFlightMax})`, this.retryAfterS('process', this.total));
     }
-    if (kind === 'create' && this.creates >= l.createsInFlightMax) {
-      throw refusal(ErrorCode.Unavailable, `this Timekeeper API process already has ${this.creates} session creates in flight (${TUNABLE.createsInFlightMax.env}=${l.createsInFlightMax})`);
+    const createsMax = this.createBound.current;
+    if (kind === 'create' && this.creates >= createsMax) {
+      const bound = createsMax < l.createsInFlightMax ? `${createsMax} now: creates took over ${LIMITS.createLatencyTargetMs / 1000} s, at most ${TUNABLE.createsInFlightMax.env}=${l.createsInFlightMax}` : `${TUNABLE.createsInFlightMax.env}=${l.createsInFlightMax}`;
+      throw refusal(ErrorCode.Unavailable, `this Timekeeper API process already has ${this.creates} session creates in flight (${bound})`, this.retryAfterS('create', this.creates));
     }
     const n = this.perKey.get(key) ?? 0;
     if (kind === 'write' && n >= l.sessionWritesInFlightMax) {
-      throw refusal(ErrorCode.RateLimited, `${key} already has ${n} writes in flight through this API process (${TUNABLE.sessionWritesInFlightMax.env}=${l.sessionWritesInFlightMax})`);
+      throw refusal(ErrorCode.RateLimited, `${key} already has ${n} writes in flight through this API process (${TUNABLE.sessionWritesInFlightMax.env}=${l.sessionWritesInFlightMax})`, this.retryAfterS('session', n));
     }
     this.total++;
     if (kind === 'create') this.creates++;
     this.perKey.set(key, n + 1);
   }
 
-  private release(kind: WriteKind, key: string): void {
+  private release(kind: WriteKind, key: string, ms: number): void {
     this.total--;
-    if (kind === 'create') this.creates--;
+    this.writeRate.record();
+    if (kind === 'create') {
+      this.creates--;
+      this.createRate.record();
+      this.createBound.observe(ms);
+    }
+    this.latencyMs = this.latencyMs === undefined ? ms : this.latencyMs + LIMITS.retryAfterLatencyWeight * (ms - this.latencyMs);
     const n = (this.perKey.get(key) ?? 1) - 1;
     if (n > 0) this.perKey.set(key, n);
     else this.perKey.delete(key);
   }
 }
 
-function refusal(code: ErrorCode, why: string): DomainError {
-  return new DomainError(code, `${why}; nothing was sent or stored: retry after ${LIMITS.retryAfterS} s`, [], { may_be_stored: false }, LIMITS.retryAfterS);
+function refusal(code: ErrorCode, why: string, retryAfterS: number): DomainError {
+  return new DomainError(code, `${why}; nothing was sent or stored: retry after ${retryAfterS} s`, [], { may_be_stored: false }, retryAfterS);
 }

@@ -37,9 +37,11 @@ export interface AppDeps {
   pool: Pool;
   config: Config;
   keys: KeyStore;
+  /** npm start: where the supervised worker child serves its metrics, merged into GET /metrics. */
+  workerMetricsUrl?: string;
 }
 
-export function createApp({ client, pool, config, keys }: AppDeps): Express {
+export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -74,7 +76,7 @@ export function createApp({ client, pool, config, keys }: AppDeps): Express {
     res.json(openApiDocument());
   });
   app.use(docsRouter());
-  app.use(metricsRouter({ client, pool, keys, namespace: config.temporalNamespace, taskQueue: config.taskQueue }));
+  app.use(metricsRouter({ client, pool, keys, namespace: config.temporalNamespace, taskQueue: config.taskQueue, workerMetricsUrl }));
 
   // One bound for every write route of this process (sessions and intents alike).
   const admission = new Admission(config);

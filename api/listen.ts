@@ -24,7 +24,7 @@ async function listen(app: http.RequestListener, port: number, host: string): Pr
   server.headersTimeout = LIMITS.httpHeadersTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, resolve);
+    server.listen(port, host, LIMITS.httpListenBacklog, resolve);
   });
   return server;
 }

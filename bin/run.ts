@@ -1,7 +1,11 @@
 /**
- * Process entry shared by `npm start` (everything on embedded defaults), `npm run worker`
- * and `npm run api` (one role each, for production).
+ * Process entry shared by `npm start` (everything on embedded defaults, the worker as a
+ * supervised child process), `npm run worker` and `npm run api` (one role each, for production).
  */
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createApp } from '../api/app';
@@ -14,10 +18,11 @@ import { loadConfig, readSecret, taskRunQueues } from '../lib/config';
 import { createPool } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { ensureSearchAttributes } from '../lib/temporal';
+import { freePort } from '../lib/temporal-server';
 import { configureLogger, log as logger } from '../lib/log';
 import { listenWorkerMetrics } from '../worker/metrics-listener';
 import { supervise } from '../worker/supervise';
-import { createTimekeeperWorker } from '../worker/worker';
+import { bundleWorkflows, createTimekeeperWorker } from '../worker/worker';
 
 export interface RunOptions {
   worker: boolean;
@@ -25,11 +30,17 @@ export interface RunOptions {
   /** Start embedded PostgreSQL/Temporal when not configured (development). */
   embedded: boolean;
   /**
-   * Restart the worker inside the process when it stops with an error (`npm start`). Without
-   * it (`npm run worker`) such a stop shuts the process down with exit status 1, for the
-   * process manager to restart.
+   * Run the worker as a child process (`bin/worker.ts`) and restart it with backoff whenever
+   * it exits (`npm start`). Without it (`npm run worker`) the worker runs in this process and
+   * a stop with an error shuts the process down with exit status 1, for the process manager
+   * to restart.
    */
   superviseWorker?: boolean;
+}
+
+/** `bin/worker.ts` in a child process, with this process's loader flags (tsx) and an IPC channel, so it stops when we are gone. */
+function spawnWorker(env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [...process.execArgv, path.join(__dirname, 'worker.ts')], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
 /** Start-up messages ("[postgres] …") as log lines, the bracketed part as the component. */
@@ -94,45 +105,62 @@ export async function run(opts: RunOptions): Promise<void> {
     cleanups.push(() => connection.close());
     const client = new Client({ connection, namespace: config.temporalNamespace });
 
-    if (opts.worker) {
-      const create = () =>
-        createTimekeeperWorker({
-          connection,
-          namespace: config.temporalNamespace,
-          taskQueue: config.taskQueue,
-          pool,
-          sessions: config,
-          wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-          tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore, artifactsDir: config.artifactsDir },
-        });
-      let worker = await create();
-      let running: Promise<void> = worker.run();
-      if (opts.superviseWorker) {
-        // The first run is already going; later ones are created afresh (a stopped worker cannot run again).
-        let first = true;
-        void supervise(
-          async () => {
-            if (!first) {
-              worker = await create();
-              running = worker.run();
-              logger().info({ component: 'worker', task_queue: config.taskQueue }, 'polling the task queue again');
-            }
-            first = false;
-            await running;
-          },
-          { stopping: () => stopping },
-        );
-      } else {
-        running.catch((e: Error) => {
-          logger().error({ component: 'worker', err: e }, 'worker stopped with an error');
-          void shutdown('worker failure', 1);
-        });
-      }
+    let workerMetricsUrl: string | undefined;
+    if (opts.worker && opts.superviseWorker) {
+      // npm start: the worker runs in a child process (`bin/worker.ts` on the services
+      // prepared here), restarted with backoff whenever it exits, even by SIGKILL or a crash
+      // that would take an in-process worker down with the API.
+      let child: ChildProcess | undefined;
+      // Bundled once here, so a restart does not spend its first seconds bundling again.
+      const bundle = path.join(config.dataDir, `workflow-bundle-${process.pid}.js`);
+      fs.mkdirSync(config.dataDir, { recursive: true });
+      fs.writeFileSync(bundle, await bundleWorkflows());
+      cleanups.push(async () => fs.rmSync(bundle, { force: true }));
+      // The child's series (appends, intents, task runs) on a private port, merged into the API's /metrics.
+      const metricsPort = config.workerMetricsPort || (await freePort());
+      workerMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+      const env = { ...process.env, DATABASE_URL: pg.ownerUrl, APP_DATABASE_URL: pg.appUrl, APP_DB_PASSWORD: '', TEMPORAL_ADDRESS: temporal.address, TIMEKEEPER_WORKFLOW_BUNDLE: bundle, WORKER_METRICS_PORT: String(metricsPort), HOST: '127.0.0.1' };
+      const supervised = supervise(
+        async () => {
+          child = spawnWorker(env);
+          logger().info({ component: 'worker', worker_pid: child.pid, task_queue: config.taskQueue }, 'worker process started');
+          const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+          if (code !== 0) throw new Error(`worker process ${child.pid} exited with ${signal ?? `status ${code}`}`);
+        },
+        { stopping: () => stopping, log: (m) => logger().warn({ component: 'worker' }, m.replace(/^\[worker\] /, '')) },
+      );
+      // Drain: SIGTERM lets the child finish its in-flight tasks before the pools and servers go away.
+      cleanups.push(async () => {
+        if (child && child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGTERM');
+          await once(child, 'exit');
+        }
+        await supervised;
+      });
+      log(`[worker] supervised worker process polling task queue "${config.taskQueue}" on ${temporal.address}`);
+    } else if (opts.worker) {
+      const worker = await createTimekeeperWorker({
+        connection,
+        namespace: config.temporalNamespace,
+        taskQueue: config.taskQueue,
+        pool,
+        sessions: config,
+        workflowBundle: config.workflowBundlePath ? { codePath: config.workflowBundlePath } : undefined,
+        wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
+        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore, artifactsDir: config.artifactsDir },
+      });
+      const running = worker.run();
+      running.catch((e: Error) => {
+        logger().error({ component: 'worker', err: e }, 'worker stopped with an error');
+        void shutdown('worker failure', 1);
+      });
       // Drain: finish in-flight tasks before the pools and servers go away.
       cleanups.push(async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running.catch(() => undefined);
       });
+      // Under npm start's supervisor (an IPC channel to it): stop when the supervisor is gone, never run orphaned.
+      if (process.send) process.once('disconnect', () => void shutdown('supervisor gone'));
       log(`[worker] polling task queue "${config.taskQueue}" on ${temporal.address}`);
       // Without the API in this process its GET /metrics is elsewhere: the worker's series need their own port.
       if (!opts.api && config.workerMetricsPort > 0) {
@@ -155,7 +183,7 @@ export async function run(opts: RunOptions): Promise<void> {
 
     if (opts.api) {
       await ensureSearchAttributes(connection, config.temporalNamespace);
-      const app = createApp({ client, pool, config: { ...config, temporalUiUrl: temporal.uiUrl ?? config.temporalUiUrl }, keys });
+      const app = createApp({ client, pool, config: { ...config, temporalUiUrl: temporal.uiUrl ?? config.temporalUiUrl }, keys, workerMetricsUrl });
       const listeners = await listenApi(app, { host: config.host, port: config.port, omlPort: config.omlPort });
       cleanups.push(() => listeners.close());
       log(`[api] Timekeeper API:  http://${config.host}:${listeners.port}  (${keys.open ? 'open: no API keys configured' : 'API keys required'})`);

@@ -51,6 +51,7 @@ const EnvSchema = z.object({
   TEMPORAL_UI_URL: optional,
   TEMPORAL_LOG_LEVEL: optional.pipe(z.enum(LOG_LEVELS, { error: `TEMPORAL_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }).optional()),
   TIMEKEEPER_DATA_DIR: optional,
+  TIMEKEEPER_WORKFLOW_BUNDLE: optional,
   LOG_LEVEL: optional.pipe(z.enum(APP_LOG_LEVELS, { error: `LOG_LEVEL must be one of ${APP_LOG_LEVELS.join(', ')}` }).optional()),
   LOG_FORMAT: optional.pipe(z.enum(['json', 'pretty'], { error: 'LOG_FORMAT must be json or pretty' }).optional()),
   TIMEKEEPER_API_KEYS: optional,
@@ -122,6 +123,8 @@ export interface Config {
   logFormat: 'json' | 'pretty' | undefined;
   /** Where the dev server keeps its SQLite file and the embedded PostgreSQL its cluster. Default ./data */
   dataDir: string;
+  /** A prebuilt workflow bundle for the worker (npm start hands its worker child the one it built once); undefined: bundle at start-up. */
+  workflowBundlePath: string | undefined;
   /** See TUNABLE.maxContentBytes. */
   maxContentBytes: number;
   /** See TUNABLE.updatesPerRun. */
@@ -231,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL ?? 'info',
     logFormat: e.LOG_FORMAT,
     dataDir: path.resolve(e.TIMEKEEPER_DATA_DIR ?? 'data'),
+    workflowBundlePath: e.TIMEKEEPER_WORKFLOW_BUNDLE,
     maxContentBytes: e[TUNABLE.maxContentBytes.env],
     updatesPerRun: e[TUNABLE.updatesPerRun.env],
     writeTimeoutMs: e[TUNABLE.writeTimeoutMs.env],

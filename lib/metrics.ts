@@ -7,7 +7,9 @@
  *
  * In a process that runs the worker and the API (`npm start`) one scrape shows both; with
  * `npm run worker` and `npm run api` apart, the worker-side series stay in the worker
- * process, which serves them on WORKER_METRICS_PORT (worker/metrics-listener.ts).
+ * process, which serves them on WORKER_METRICS_PORT (worker/metrics-listener.ts). Under
+ * `npm start` the worker is a child process: the API's scrape merges its families in
+ * (api/system/worker-metrics.ts).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { METRIC_BUCKETS } from './domain/limits';

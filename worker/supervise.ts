@@ -1,6 +1,6 @@
 /**
- * Keeps a worker running inside its process (`npm start`): when it stops with an error (or
- * stops at all while the process is not shutting down), it is created and run again after a
+ * Keeps a worker running (`npm start`, where bin/run.ts runs it as a child process): when it
+ * stops with an error (or stops at all while the process is not shutting down), it is started again after a
  * backoff that doubles up to a cap and starts over once a run has stayed up for a while.
  * `npm run worker` does not supervise: it exits non-zero and leaves the restart to the
  * process manager.

@@ -74,7 +74,7 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     artifactsDir: opts.tasks?.artifactsDir,
     followUps,
   });
-  const workflowBundle = opts.workflowBundle ?? { code: (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') })).code };
+  const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
   const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs };
 
   const main = await Worker.create({
@@ -104,4 +104,9 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     },
     getState: () => main.getState(),
   };
+}
+
+/** The workflow code bundled for the worker's sandbox (seconds of CPU: done once per process, or once for a supervised child's restarts). */
+export async function bundleWorkflows(): Promise<string> {
+  return (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') })).code;
 }

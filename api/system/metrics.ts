@@ -13,6 +13,7 @@ import { IntentStore } from '../../lib/store/intents';
 import { requireScope, type KeyStore } from '../auth';
 import { Operation } from '../scopes';
 import { readinessChecks } from './readiness';
+import { mergeWorkerMetrics } from './worker-metrics';
 
 /** Counts and times every request by method, contract path (res.locals.route) and status. */
 export function httpMetrics(): RequestHandler {
@@ -34,6 +35,8 @@ export interface MetricsDeps {
   keys: KeyStore;
   namespace: string;
   taskQueue: string;
+  /** npm start: the supervised worker child's own /metrics, merged into this one (api/system/worker-metrics.ts). */
+  workerMetricsUrl?: string;
 }
 
 export function metricsRouter(d: MetricsDeps): Router {
@@ -53,7 +56,8 @@ export function metricsRouter(d: MetricsDeps): Router {
         const stats = await intents.stats().catch(() => undefined);
         if (stats) for (const status of INTENT_STATUSES) metrics.intents.set({ status }, stats.by_status[status] ?? 0);
       }
-      res.set('content-type', registry.contentType).send(await registry.metrics());
+      const own = await registry.metrics();
+      res.set('content-type', registry.contentType).send(d.workerMetricsUrl ? await mergeWorkerMetrics(d.workerMetricsUrl, own, await registry.getMetricsAsJSON()) : own);
     },
   );
   return r;

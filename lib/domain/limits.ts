@@ -201,15 +201,42 @@ export const LIMITS = {
   workerHealthyRunMs: 60_000,
   /** SIGTERM lets in-flight tasks finish for this long before the process exits. */
   workerShutdownGraceMs: 20_000,
+  /** The API's /metrics waits this long for npm start's worker child to answer its scrape; then shows its own series only. */
+  workerMetricsScrapeMs: 2_000,
 
-  /** Retry-After (seconds) on a write refused for capacity, or answered 503 after the write deadline. */
+  /**
+   * Retry-After (seconds) on a 503 after the write deadline, and the least one on a write
+   * refused for capacity (api/admission.ts scales that one with the queue: writes in flight
+   * divided by the rate they completed at recently)...
+   */
   retryAfterS: 1,
+  /** ...up to this: past it a client's retry is better decided by its own backoff than by a stale estimate. */
+  retryAfterMaxS: 30,
+  /** The completion rate behind Retry-After is measured over this many seconds: long enough to smooth batches, short enough to follow a change in load. */
+  retryAfterWindowS: 10,
+  /**
+   * A create slower than this shrinks the create bound (api/admission.ts): half the 10 s in
+   * which issue 9 wants every accepted create answered, leaving room for the wave admitted
+   * while the bound was still wide.
+   */
+  createLatencyTargetMs: 5_000,
+  /** The create bound never shrinks below this: a slow machine still takes creates (the seed's own load is 100 at once, retried). */
+  createsInFlightFloor: 16,
+  /** Weight of the newest write in the mean write latency behind a per-session 429's Retry-After (an EWMA over ~20 writes). */
+  retryAfterLatencyWeight: 0.05,
   /** How long a failed write may spend finding out why (database ping, task-queue pollers) before it answers. */
   diagnoseTimeoutMs: 1_500,
 
   /** Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first. */
   httpKeepAliveMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
+  /**
+   * Connections the kernel queues for accept() (Node's default is 511, the kernel caps it at
+   * net.core.somaxconn). A burst of more new connections than the queue holds has the excess
+   * SYNs dropped and resent by the client after 1, 3 and 7 s: 1,000 clients connecting at once
+   * saw "refused at once" answers arrive after 7 s (issue 9).
+   */
+  httpListenBacklog: 4096,
 
   // ---- scheduled tasks (issue 7) ----
   taskIdMaxChars: 128,

@@ -1,7 +1,8 @@
 /**
  * The fault suite CI runs (issue 9), scaled to a few minutes: on a private Temporal dev server
  * (SQLite file) and a private PostgreSQL, sessions append continuously with retries through the
- * typed client while the worker is killed with SIGKILL, the Temporal server is killed with
+ * typed client while the worker is killed with SIGKILL, the API (its own process, `bin/api.ts`)
+ * is killed with SIGKILL and started again, the Temporal server is killed with
  * SIGKILL and restarted on its file, and PostgreSQL is crashed and restarted; then 300
  * concurrent creates retried after Retry-After. After each: every acknowledged append stored
  * exactly once, gapless seqs, every chain verifies, every session writable again, no phantom
@@ -41,6 +42,20 @@ test('kill -9 of the worker: nothing acknowledged lost or doubled, every session
   const r = await faultScenario(rig, 'worker kill -9', () => rig.killWorker(), async () => void (await rig.startWorker()), opts);
   rows.push(r);
   expectHealthy(r);
+});
+
+test('kill -9 of the API process, started again on its port: the same (retries of the cut-off requests are deduplicated)', async () => {
+  const api = await rig.startApiProcess();
+  try {
+    // No preload: history length does not matter to an API restart, and CI time does.
+    const r = await faultScenario(rig, 'api kill -9', () => rig.killApiProcess(), async () => void (await rig.startApiProcess()), { ...opts, preload: 0, tk: api.tk });
+    rows.push(r);
+    expectHealthy(r);
+    // The load saw the API go away: its requests in flight were cut off and retried.
+    expect(r.errors).toBeGreaterThan(0);
+  } finally {
+    await rig.killApiProcess();
+  }
 });
 
 test('kill -9 of the Temporal server, restarted on its SQLite file: the same', async () => {

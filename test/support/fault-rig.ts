@@ -2,7 +2,9 @@
  * A private Timekeeper for fault tests: its own Temporal dev server (on a SQLite file, so it
  * can be killed with SIGKILL and restarted with its state), its own PostgreSQL (embedded, so
  * it can be crashed), a worker in a child process (killable), and the API in this process
- * with a typed client. Nothing here touches the machine's own services.
+ * with a typed client; on demand also the API as its own process (`bin/api.ts`, as
+ * `npm run api` runs it, killable) on a fixed port. Nothing here touches the machine's own
+ * services.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,6 +32,8 @@ export interface FaultRigOptions {
   config?: Partial<Config>;
   /** Extra environment for the worker child (e.g. limits). */
   workerEnv?: Record<string, string>;
+  /** Extra environment for the API child process (`startApiProcess`), e.g. LOG_LEVEL or limits. */
+  apiEnv?: Record<string, string>;
   /** A prebuilt workflow bundle file; default: bundle once here. */
   workflowBundle?: string;
   log?: (m: string) => void;
@@ -49,6 +53,13 @@ export interface FaultRig {
   /** SIGKILL of the dev server; `restartTemporal` starts it again on the same file and port. */
   killTemporal(): Promise<void>;
   restartTemporal(): Promise<void>;
+  /**
+   * Starts `bin/api.ts` as a child process on the rig's services (same port every time);
+   * resolves once it answers /healthz, with a typed client for it.
+   */
+  startApiProcess(): Promise<{ tk: TimekeeperClient; baseUrl: string; child: ChildProcess }>;
+  /** SIGKILL of the API child process; resolves once it is gone. */
+  killApiProcess(): Promise<void>;
   /** Immediate shutdown of PostgreSQL (SIGQUIT, as pg_ctl -m immediate); `restartPostgres` starts it again. */
   crashPostgres(): Promise<void>;
   restartPostgres(): Promise<void>;
@@ -56,6 +67,14 @@ export interface FaultRig {
 }
 
 let runtimeInstalled = false;
+
+/** SIGKILL of a child process that may already be gone; resolves once it is. */
+async function sigkill(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await gone;
+}
 
 export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRig> {
   const log = opts.log ?? (() => undefined);
@@ -115,6 +134,26 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
     ...opts.workerEnv,
   };
 
+  let apiChild: ChildProcess | undefined;
+  const apiPort = await freePort();
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const apiEnv = {
+    ...process.env,
+    HOST: '127.0.0.1',
+    PORT: String(apiPort),
+    DATABASE_URL: dbUrl,
+    APP_DATABASE_URL: dbUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: config.temporalNamespace,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    WRITE_TIMEOUT_MS: String(config.writeTimeoutMs),
+    TIMEKEEPER_API_KEYS: '',
+    TIMEKEEPER_API_KEYS_FILE: '',
+    LOG_LEVEL: 'warn',
+    TEMPORAL_LOG_LEVEL: 'ERROR',
+    ...opts.apiEnv,
+  };
+
   const rig: FaultRig = {
     tk: new TimekeeperClient({ baseUrl }),
     baseUrl,
@@ -139,13 +178,23 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
         });
       });
     },
-    async killWorker() {
-      const w = worker;
-      if (!w || w.exitCode !== null || w.signalCode !== null) return;
-      const gone = new Promise((r) => w.once('exit', r));
-      w.kill('SIGKILL');
-      await gone;
+    killWorker: () => sigkill(worker),
+    async startApiProcess() {
+      // node --import tsx for the same reason as the worker: SIGKILL must reach the API itself.
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin', 'api.ts')], { cwd: ROOT, env: apiEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout!.on('data', (b: Buffer) => log(`[api ${child.pid}] ${b.toString().trimEnd()}`));
+      child.stderr!.on('data', (b: Buffer) => log(`[api ${child.pid}] ${b.toString().trimEnd()}`));
+      apiChild = child;
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        if (child.exitCode !== null) throw new Error(`the API process exited early with ${child.exitCode}`);
+        const up = await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false);
+        if (up) return { tk: new TimekeeperClient({ baseUrl: apiUrl }), baseUrl: apiUrl, child };
+        if (Date.now() > deadline) throw new Error('the API process did not answer /healthz within 60 s');
+        await new Promise((r) => setTimeout(r, 100));
+      }
     },
+    killApiProcess: () => sigkill(apiChild),
     async killTemporal() {
       const d = dev;
       if (!d) return;
@@ -168,6 +217,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
       pg = await startEmbeddedPostgres({ dataDir: pgDir, port: pgPort, log: () => undefined });
     },
     async stop() {
+      await rig.killApiProcess();
       await rig.killWorker();
       await new Promise<void>((r) => {
         server.close(() => r());

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import { TimekeeperApiError } from '../../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import type { FaultRig } from './fault-rig';
 import { checkStored, longestStall, percentile, recoveryTimes, startLoad } from './fault-load';
 
@@ -19,6 +19,8 @@ export interface ScenarioOptions {
   /** Load kept running after every session recovered. */
   settleMs: number;
   log?: (m: string) => void;
+  /** The API the sessions are created and loaded through; default the rig's in-process one. */
+  tk?: TimekeeperClient;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,7 +49,7 @@ export interface Row {
   problems: number;
 }
 
-export async function preload(rig: FaultRig, ids: string[], n: number): Promise<void> {
+export async function preload(tk: TimekeeperClient, ids: string[], n: number): Promise<void> {
   // Bursts of concurrent appends grow the histories fast (many updates per workflow task).
   const burst = 10;
   await Promise.all(
@@ -55,7 +57,7 @@ export async function preload(rig: FaultRig, ids: string[], n: number): Promise<
       for (let i = 0; i < n; i += burst) {
         await Promise.all(
           Array.from({ length: Math.min(burst, n - i) }, (_, j) =>
-            admitted(() => rig.tk.append(id, { type: 'USER_INPUT', content: { pre: i + j }, idempotency_key: `p${i + j}` })),
+            admitted(() => tk.append(id, { type: 'USER_INPUT', content: { pre: i + j }, idempotency_key: `p${i + j}` })),
           ),
         );
       }
@@ -67,13 +69,14 @@ export async function faultScenario(rig: FaultRig, name: string, fault: () => Pr
   const { sessions: SESSIONS, preload: PRELOAD, downMs: DOWN_MS, settleMs: SETTLE_MS } = o;
   const log = o.log ?? (() => undefined);
   const ids = Array.from({ length: SESSIONS }, () => `f_${name.split(" ")[0]}_${randomUUID().slice(0, 8)}`);
-  for (const id of ids) await admitted(() => rig.tk.createSession({ session_id: id }));
+  const tk = o.tk ?? rig.tk;
+  for (const id of ids) await admitted(() => tk.createSession({ session_id: id }));
   if (PRELOAD > 0) {
     const t = Date.now();
-    await preload(rig, ids, PRELOAD);
+    await preload(tk, ids, PRELOAD);
     log(`${name}: preloaded ${SESSIONS} × ${PRELOAD} in ${Date.now() - t} ms`);
   }
-  const load = startLoad(rig.tk, ids);
+  const load = startLoad(tk, ids);
   await sleep(5000);
   log(`${name}: fault`);
   await fault();
@@ -130,6 +133,8 @@ export interface OverloadRow {
   unknown: number;
   phantom: number;
   seconds: number;
+  /** Creates stored per second, first request to last answer. */
+  perSecond: number;
 }
 
 /**
@@ -137,7 +142,7 @@ export interface OverloadRow {
  * stored: refusals come at once and are never stored (a retry never finds "exists" after
  * refusals only), accepted attempts answer in time, and all N are created.
  */
-export async function overload(rig: FaultRig, n: number, log: (m: string) => void = () => undefined): Promise<OverloadRow> {
+export async function overload(rig: FaultRig, n: number, log: (m: string) => void = () => undefined, tk: TimekeeperClient = rig.tk): Promise<OverloadRow> {
   const ids = Array.from({ length: n }, (_, i) => `ov_${randomUUID().slice(0, 8)}_${i}`);
   const refusedMs: number[] = [];
   const acceptedMs: number[] = [];
@@ -152,7 +157,7 @@ export async function overload(rig: FaultRig, n: number, log: (m: string) => voi
       for (let attempt = 0; attempt < 200; attempt++) {
         const t = Date.now();
         try {
-          await rig.tk.createSession({ session_id: id });
+          await tk.createSession({ session_id: id });
           acceptedMs.push(Date.now() - t);
           created++;
           return;
@@ -192,6 +197,7 @@ export async function overload(rig: FaultRig, n: number, log: (m: string) => voi
     unknown,
     phantom: phantom + Math.abs(stored - created),
     seconds,
+    perSecond: created / seconds,
   };
 }
 
@@ -205,9 +211,9 @@ export function faultTable(rows: Row[], overloads: OverloadRow[]): string {
     for (const r of rows) out.push(`| ${r.scenario} | ${r.sessions} | ${r.acked} | ${r.errors} | ${r.recoveryP50} | ${r.recoveryMax} | ${r.unwritable} | ${r.stallMax} | ${r.problems} |`);
   }
   if (overloads.length) {
-    out.push('', '| creates at once (retried after Retry-After) | created | refusals (nothing stored) | refusal p99 / max ms | accepted p50 ms | accepted max ms | outcome unknown (503) | phantom | seconds for all |');
-    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
-    for (const o of overloads) out.push(`| ${o.creates} | ${o.created} | ${o.refused} | ${o.refusedP99Ms} / ${o.refusedMaxMs} | ${o.acceptedP50Ms} | ${o.acceptedMaxMs} | ${o.unknown} | ${o.phantom} | ${o.seconds.toFixed(1)} |`);
+    out.push('', '| creates at once (retried after Retry-After) | created | refusals (nothing stored) | refusal p99 / max ms | accepted p50 ms | accepted max ms | outcome unknown (503) | phantom | seconds for all | created/s |');
+    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const o of overloads) out.push(`| ${o.creates} | ${o.created} | ${o.refused} | ${o.refusedP99Ms} / ${o.refusedMaxMs} | ${o.acceptedP50Ms} | ${o.acceptedMaxMs} | ${o.unknown} | ${o.phantom} | ${o.seconds.toFixed(1)} | ${o.perSecond.toFixed(1)} |`);
   }
   return out.join('\n');
 }

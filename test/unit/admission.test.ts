@@ -1,5 +1,5 @@
-/** Admission control: bounded writes in flight per process, per create, per session; refusals name the bound and send nothing. */
-import { Admission } from '../../api/admission';
+/** Admission control: bounded writes in flight per process, per create, per session; refusals name the bound, send nothing, and say when to come back (Retry-After grows with the queue). */
+import { AdaptiveBound, Admission, boundedRetryAfter, CompletionRate } from '../../api/admission';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 
 const limits = { writesInFlightMax: 4, createsInFlightMax: 2, sessionWritesInFlightMax: 2 };
@@ -51,4 +51,108 @@ test('beyond the process and create bounds: 503 naming the variable; slots come 
   await Promise.all([...creates, ...writes]);
   await expect(a.run('write', 'w1', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
   expect(a.inFlight).toEqual({ total: 0, creates: 0, keys: 0 });
+});
+
+/** A clock the test moves by hand. */
+function fakeClock(start = 1_000_000) {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => void (t += ms) };
+}
+
+/** Holds `n` writes of `kind` in flight; `open` lets them finish. */
+function hold(a: Admission, kind: 'create' | 'write', n: number, prefix: string) {
+  const g = gate();
+  const runs = Array.from({ length: n }, (_, i) => a.run(kind, `${prefix}${i}`, () => g.p));
+  return { open: async () => (g.open(), await Promise.all(runs)) };
+}
+
+test('Retry-After grows with the queue: writes in flight over the rate they completed at, bounded 1..30 s', async () => {
+  const c = fakeClock();
+  const a = new Admission({ writesInFlightMax: 100, createsInFlightMax: 100, sessionWritesInFlightMax: 100 }, c.now);
+  // Before anything was measured: the least, 1 s.
+  expect(a.retryAfterS('process', 100)).toBe(1);
+  // 20 writes complete per second for 10 s: 20/s.
+  for (let s = 0; s < 10; s++) {
+    c.advance(1000);
+    await hold(a, 'write', 20, `s${s}_`).open();
+  }
+  expect(a.retryAfterS('process', 100)).toBe(5); // 100 ahead at 20/s
+  expect(a.retryAfterS('process', 10)).toBe(1); // half a second, rounded up to the least
+  expect(a.retryAfterS('process', 10_000)).toBe(30); // 500 s, capped
+  // The rate follows the load: 10 quiet seconds later nothing completed while writes wait: stuck, the maximum.
+  c.advance(10_000);
+  expect(a.retryAfterS('process', 100)).toBe(30);
+});
+
+test('a refusal carries the scaled Retry-After in its error and message; a per-session 429 waits about one write', async () => {
+  const c = fakeClock();
+  const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 40, sessionWritesInFlightMax: 1 }, c.now);
+  // Creates finish at 4/s (each takes 2.5 s) for 10 s.
+  for (let s = 0; s < 10; s++) {
+    const h = hold(a, 'create', 4, `c${s}_`);
+    c.advance(2500);
+    await h.open();
+    c.advance(-1500);
+  }
+  const h = hold(a, 'create', 40, 'full');
+  const e = await refusalOf(a.run('create', 'one more', async () => undefined));
+  expect(e.code).toBe(ErrorCode.Unavailable);
+  expect(e.retryAfterS).toBe(10); // 40 ahead at 4/s
+  expect(e.message).toMatch(/retry after 10 s/);
+  // One session's writes drain in about one write's latency (2.5 s here): 3 s.
+  const g = gate();
+  const held = a.run('write', 'sess', () => g.p);
+  const r = await refusalOf(a.run('write', 'sess', async () => undefined));
+  expect(r.code).toBe(ErrorCode.RateLimited);
+  expect(r.retryAfterS).toBe(3);
+  g.open();
+  await held;
+  await h.open();
+});
+
+test('the completion rate is measured over the last window only', () => {
+  const c = fakeClock(0);
+  const r = new CompletionRate(c.now, 10);
+  expect(r.perSecond()).toBeUndefined();
+  for (let i = 0; i < 30; i++) r.record();
+  c.advance(2000);
+  expect(r.perSecond()).toBe(15); // 30 in the first 2 s
+  c.advance(20_000);
+  expect(r.perSecond()).toBe(0); // all of them left the window
+  expect(boundedRetryAfter(Infinity)).toBe(30);
+  expect(boundedRetryAfter(0.2)).toBe(1);
+  expect(boundedRetryAfter(7.2)).toBe(8);
+});
+
+test('the create bound shrinks by a quarter (once a second at most) while creates are slow, to a floor, and grows back by one per fast create', () => {
+  const c = fakeClock();
+  const b = new AdaptiveBound(128, c.now, 16, 5000);
+  expect(b.current).toBe(128);
+  // A wave of slow creates completing together: one decrease.
+  for (let i = 0; i < 50; i++) b.observe(8000);
+  expect(b.current).toBe(96);
+  for (let s = 0; s < 20; s++) {
+    c.advance(1000);
+    b.observe(8000);
+  }
+  expect(b.current).toBe(16);
+  for (let i = 0; i < 10; i++) b.observe(300);
+  expect(b.current).toBe(26);
+  for (let i = 0; i < 500; i++) b.observe(300);
+  expect(b.current).toBe(128);
+});
+
+test('slow creates make admission refuse earlier, naming the adapted bound', async () => {
+  const c = fakeClock();
+  const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 20, sessionWritesInFlightMax: 10 }, c.now);
+  const g = gate();
+  const slow = a.run('create', 'slow', () => g.p);
+  c.advance(6000);
+  g.open();
+  await slow;
+  expect(a.createsBound).toBe(16); // 20 × 0.75 = 15, floored at 16
+  const h = hold(a, 'create', 16, 'x');
+  const e = await refusalOf(a.run('create', 'one more', async () => undefined));
+  expect(e.message).toMatch(/16 session creates in flight \(16 now: creates took over 5 s, at most CREATES_IN_FLIGHT_MAX=20\)/);
+  await h.open();
 });

@@ -34,6 +34,7 @@ describe('defaults', () => {
       temporalUiUrl: 'http://127.0.0.1:8233',
       temporalLogLevel: 'WARN',
       dataDir: path.resolve('data'),
+      workflowBundlePath: undefined,
       apiKeys: undefined,
       apiKeysFile: undefined,
     });
@@ -43,7 +44,7 @@ describe('defaults', () => {
     const empty = Object.fromEntries(
       [
         'PORT', 'HOST', 'DATABASE_URL', 'APP_DATABASE_URL', 'APP_DB_PASSWORD', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE',
-        'TEMPORAL_UI_URL', 'TEMPORAL_LOG_LEVEL', 'TIMEKEEPER_DATA_DIR', 'TIMEKEEPER_API_KEYS', 'TIMEKEEPER_API_KEYS_FILE',
+        'TEMPORAL_UI_URL', 'TEMPORAL_LOG_LEVEL', 'TIMEKEEPER_DATA_DIR', 'TIMEKEEPER_WORKFLOW_BUNDLE', 'TIMEKEEPER_API_KEYS', 'TIMEKEEPER_API_KEYS_FILE',
         ...Object.values(TUNABLE).map((t) => t.env),
       ].map((k) => [k, '']),
     );

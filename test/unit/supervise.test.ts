@@ -1,4 +1,4 @@
-/** The in-process worker supervisor of `npm start`: restart after failures with a doubling, capped, resetting backoff. */
+/** The worker supervisor of `npm start` (it restarts the worker child process): restart after failures with a doubling, capped, resetting backoff. */
 import { supervise } from '../../worker/supervise';
 
 test('a failing worker is restarted with backoff 1, 2, 4 … capped; stopping ends it', async () => {

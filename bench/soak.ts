@@ -16,12 +16,12 @@
  * continue-as-new all run under the soak.
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { TimekeeperClient } from '../api/client';
 import { keepAliveFetch } from './http';
 import { f1, Series, sleep, timed } from './measure';
+import { descendants, rssMiB } from './procs';
 
 interface Options {
   url?: string;
@@ -69,47 +69,6 @@ function parseArgs(argv: string[]): Options {
     } else throw new Error(`unknown option ${argv[i - 1]}\n${USAGE}`);
   }
   return o;
-}
-
-// ---- processes and their memory ------------------------------------------------------------
-
-/** RSS in MiB of one pid (from /proc), 0 when it is gone. */
-function rssMiB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Every descendant of `root` with its command name, from /proc. */
-function descendants(root: number): { pid: number; comm: string }[] {
-  const all = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  const parent = new Map<number, number>();
-  const comm = new Map<number, string>();
-  for (const d of all) {
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      // "pid (comm) state ppid …": comm may hold spaces, so split after the last ')'.
-      const close = stat.lastIndexOf(')');
-      comm.set(Number(d), stat.slice(stat.indexOf('(') + 1, close));
-      parent.set(Number(d), Number(stat.slice(close + 2).split(' ')[1]));
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  const out: { pid: number; comm: string }[] = [];
-  const walk = (p: number) => {
-    for (const [child, pp] of parent) {
-      if (pp === p) {
-        out.push({ pid: child, comm: comm.get(child) ?? '?' });
-        walk(child);
-      }
-    }
-  };
-  walk(root);
-  return out;
 }
 
 /** RSS per group: the watched pids, or the private instance's tree grouped by what each process is. */

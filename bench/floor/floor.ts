@@ -20,7 +20,11 @@ let runtimeInstalled = false;
 
 export async function startFloor(address: string, namespace: string): Promise<Floor> {
   if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    try {
+      Runtime.install({ logger: new DefaultLogger('ERROR') });
+    } catch {
+      /* a rig in this process installed it already */
+    }
     runtimeInstalled = true;
   }
   const connection = await NativeConnection.connect({ address });

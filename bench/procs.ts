@@ -1,10 +1,10 @@
 /** Processes of a bench's private instance, from /proc (Linux): the tree, memory and CPU time. */
 import fs from 'node:fs';
 
-/** RSS in MiB of one pid (from /proc), 0 when it is gone. */
-export function rssMiB(pid: number): number {
+/** RSS in MiB of one pid (from /proc), 0 when it is gone; `anon`: only its private (anonymous) part. */
+export function rssMiB(pid: number, anon = false): number {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = (anon ? /RssAnon:\s+(\d+) kB/ : /VmRSS:\s+(\d+) kB/).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : 0;
   } catch {
     return 0;

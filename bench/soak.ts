@@ -82,6 +82,8 @@ function memory(opts: Options, rootPid: number | undefined): Map<string, number>
   for (const p of descendants(rootPid)) {
     const group = p.comm.startsWith('temporal') ? 'temporal' : p.comm.startsWith('postgres') ? 'postgres' : p.comm === 'node' ? 'node-child' : undefined;
     if (group) out.set(group, (out.get(group) ?? 0) + rssMiB(p.pid));
+    // Shared buffers count in every backend's RSS once touched; the private part shows a leak.
+    if (group === 'postgres') out.set('postgres-private', (out.get('postgres-private') ?? 0) + rssMiB(p.pid, true));
   }
   return out;
 }

@@ -115,7 +115,8 @@ export function createSessionActivities(pool: Pool) {
       }
 
       // Earlier attempts of this batch, and earlier requests with the same idempotency key.
-      const known = await tx.findKnown(
+      // ...and the chain head, in the same round trip.
+      const found = await tx.known(
         sessionId,
         input.items.map((i) => i.eventId),
         input.items.map((i) => i.idempotencyKey).filter((k): k is string => !!k),
@@ -126,9 +127,10 @@ export function createSessionActivities(pool: Pool) {
         byId.set(e.event_id, e);
         if (e.session_id === sessionId && e.idempotency_key) byKey.set(e.idempotency_key, e);
       };
-      known.forEach(remember);
+      found.known.forEach(remember);
 
-      let { head, nowMs } = await tx.head(sessionId);
+      let { head } = found;
+      const { nowMs } = found;
       const fresh: StoredEvent[] = [];
       const outcomes = input.items.map((item): AppendOutcome => {
         const prior = byId.get(item.eventId);

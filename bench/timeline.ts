@@ -1,29 +1,41 @@
 /**
- * `npm run bench:timeline`: load benchmark against a RUNNING Timekeeper (it starts nothing).
+ * `npm run bench:timeline`: load benchmark against a RUNNING Timekeeper (it starts nothing of
+ * Timekeeper's), side by side with the engine's floor on the same Temporal server.
  *
- *   npm run bench:timeline                                   # both scenarios
- *   npm run bench:timeline -- --scenario large --sessions 2000 --events 10 --concurrency 200
- *   BENCH_URL=http://127.0.0.1:8100 npm run bench:timeline -- --scenario seed
+ *   npm run bench:timeline -- --url http://127.0.0.1:8100 --temporal 127.0.0.1:7233
+ *   npm run bench:timeline -- --scenario single,open --open-seconds 40
+ *   npm run bench:timeline -- --scenario large --sessions 2000 --events 10 --concurrency 200 --no-floor
  *
  * Scenarios (see bench/README.md):
+ *   single one session, --single-appends appends back to back, no reads: the per-append cost.
  *   seed   100 sessions x 5 events, all sessions in flight at once, through the seed endpoints;
- *          a read follows every append. Targets: zero errors, append p99 <= 50 ms, read p99 <= 20 ms.
+ *          a read follows every append (--no-reads drops them). Targets: zero errors, append
+ *          p99 <= 50 ms, read p99 <= 20 ms.
+ *   open   an agent loop, open: 100 sessions, each waiting a random 1-3 s (its LLM) before every
+ *          append, USER_INPUT and LLM_RESPONSE alternating, for --open-seconds.
  *   large  1,000 sessions x 10 events, at most --concurrency sessions in flight (default 100).
  *          Target: zero errors at >= 300 appends/s.
  *
- * Each scenario runs three timed phases (init all sessions, append + read, verify every chain)
- * and then measures raw single-row INSERTs into a scratch table at the same concurrency, so the
- * append rate can be put next to what the same PostgreSQL does without Timekeeper in between.
+ * The floor (bench/floor/): after each Timekeeper scenario the same shape runs against a no-op
+ * workflow with a no-op Update handler, served by a bench-only worker in this process on the
+ * same Temporal server, and the ratios are printed (issue 9's targets: single-writer p50 <= 1.3x,
+ * seed-load appends/s >= 0.8x, open-loop p50 and p99 <= 1.5x the floor's). The seed and large
+ * scenarios end by verifying every chain and measuring raw single-row INSERTs (bench/raw-insert.ts).
  */
 import { performance } from 'node:perf_hooks';
-import { Pool } from 'pg';
-import { TimekeeperApiError, TimekeeperClient } from '../api/client';
+import { TimekeeperClient } from '../api/client';
+import { startFloor } from './floor/floor';
 import { keepAliveFetch } from './http';
+import { f1, LATENCY_HEADER, latencyRow, rate, runPool, Series, sleep, text, timed } from './measure';
+import { RawResult, rawInsertBaseline } from './raw-insert';
+import { BenchTarget, timekeeperTarget } from './target';
 
 // ---------------------------------------------------------------------------------------------
 // Options
 
-type ScenarioName = 'seed' | 'large';
+type ScenarioName = 'single' | 'seed' | 'open' | 'large';
+const SCENARIOS: ScenarioName[] = ['single', 'seed', 'open', 'large'];
+const DEFAULT_SCENARIOS: ScenarioName[] = ['single', 'seed', 'open'];
 
 interface ScenarioSpec {
   name: ScenarioName;
@@ -34,12 +46,21 @@ interface ScenarioSpec {
 
 interface Options {
   url: string;
+  temporalAddress: string;
+  namespace: string;
   databaseUrl: string;
   apiKey: string | undefined;
   scenarios: ScenarioSpec[];
+  floor: boolean;
   reads: boolean;
   /** Mean pause before each append, as an agent waits for its LLM; 0 = closed loop, no think time. */
   thinkMs: number;
+  singleAppends: number;
+  openSeconds: number;
+  openSessions: number;
+  /** The open loop's pause before each append, uniform in [min, max]. */
+  pauseMinMs: number;
+  pauseMaxMs: number;
   raw: boolean;
   warmup: boolean;
   timeoutMs: number;
@@ -48,27 +69,38 @@ interface Options {
   globalFetch: boolean;
 }
 
-const DEFAULTS: Record<ScenarioName, ScenarioSpec> = {
+const DEFAULTS: Record<'seed' | 'large', ScenarioSpec> = {
   seed: { name: 'seed', sessions: 100, events: 5, concurrency: 100 },
   large: { name: 'large', sessions: 1000, events: 10, concurrency: 100 },
 };
 
 const USAGE = `usage: npm run bench:timeline -- [options]
   --url URL            Timekeeper base URL (default $BENCH_URL or http://127.0.0.1:8000)
-  --scenario NAME      seed | large | all (default all)
-  --sessions N         sessions per selected scenario
-  --events M           appends per session
-  --concurrency C      sessions in flight at once (also the raw-insert client count)
-  --no-reads           skip the read after each append
-  --think-ms T         pause about T ms (uniform 0.5T..1.5T) before each append, as an agent
-                       waits for its LLM (default 0: back to back, a closed loop)
+  --temporal ADDR      the Temporal server that Timekeeper uses, for the bare-Update floor
+                       (default $TEMPORAL_ADDRESS or 127.0.0.1:7233); namespace $TEMPORAL_NAMESPACE
+  --scenario LIST      comma-separated: single, seed, open, large; or all
+                       (default single,seed,open)
+  --no-floor           skip the bare-Update floor and the ratios
+  --single-appends N   appends of the single-writer scenario (default 200)
+  --open-seconds S     duration of the open-loop scenario, per target (default 50)
+  --open-sessions N    sessions of the open-loop scenario (default 100)
+  --pause-ms MIN-MAX   open-loop pause before each append (default 1000-3000)
+  --sessions N         sessions of the seed/large scenario(s)
+  --events M           appends per session (seed/large)
+  --concurrency C      sessions in flight at once (seed/large; also the raw-insert client count)
+  --no-reads           skip the read after each append (seed/large)
+  --think-ms T         seed/large: pause about T ms (uniform 0.5T..1.5T) before each append
+                       (default 0: back to back, a closed loop)
   --no-raw             skip the raw PostgreSQL insert comparison
-  --no-warmup          skip the small warm-up run before the scenarios
+  --no-warmup          skip the small warm-up runs before the scenarios
   --timeout-ms T       per-request timeout (default 60000)
   --strict             exit with status 1 when a target is missed
   --global-fetch       send through Node's global fetch (undici) instead of a node:http
                        keep-alive agent; costs the client about twice the CPU per request
-env: BENCH_URL, DATABASE_URL (owner connection for the scratch table), BENCH_API_KEY`;
+env: BENCH_URL, TEMPORAL_ADDRESS, DATABASE_URL (owner connection for the scratch table), BENCH_API_KEY`;
+
+const BARE_FLAGS = ['no-reads', 'no-raw', 'no-warmup', 'no-floor', 'strict', 'global-fetch'];
+const VALUE_FLAGS = ['url', 'temporal', 'scenario', 'sessions', 'events', 'concurrency', 'timeout-ms', 'think-ms', 'single-appends', 'open-seconds', 'open-sessions', 'pause-ms'];
 
 function parseArgs(argv: string[]): Options {
   const flags = new Map<string, string>();
@@ -81,13 +113,12 @@ function parseArgs(argv: string[]): Options {
     }
     if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}\n${USAGE}`);
     const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
-    if (['no-reads', 'no-raw', 'no-warmup', 'strict', 'global-fetch'].includes(k)) bare.add(k);
+    if (BARE_FLAGS.includes(k)) bare.add(k);
     else if (inline !== undefined) flags.set(k, inline);
     else if (i + 1 < argv.length) flags.set(k, argv[++i]);
     else throw new Error(`--${k} needs a value\n${USAGE}`);
   }
-  const known = ['url', 'scenario', 'sessions', 'events', 'concurrency', 'timeout-ms', 'think-ms'];
-  for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
+  for (const k of flags.keys()) if (!VALUE_FLAGS.includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
 
   const int = (k: string, min = 1): number | undefined => {
     const v = flags.get(k);
@@ -96,24 +127,33 @@ function parseArgs(argv: string[]): Options {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${k} must be an integer >= ${min}, got "${v}"`);
     return n;
   };
-  const which = flags.get('scenario') ?? 'all';
-  if (!['seed', 'large', 'all'].includes(which)) throw new Error(`--scenario must be seed, large or all, got "${which}"`);
-  const names: ScenarioName[] = which === 'all' ? ['seed', 'large'] : [which as ScenarioName];
-  // Scale flags apply to every selected scenario; the defaults keep each scenario's shape.
-  const scenarios = names.map((n) => ({
-    ...DEFAULTS[n],
-    sessions: int('sessions') ?? DEFAULTS[n].sessions,
-    events: int('events') ?? DEFAULTS[n].events,
-    concurrency: int('concurrency') ?? DEFAULTS[n].concurrency,
-  }));
+  const which = flags.get('scenario') ?? DEFAULT_SCENARIOS.join(',');
+  const names = which === 'all' ? SCENARIOS : which.split(',').map((n) => n.trim());
+  for (const n of names) if (!SCENARIOS.includes(n as ScenarioName)) throw new Error(`--scenario takes ${SCENARIOS.join(', ')} or all, got "${n}"`);
+  // Scale flags apply to every selected closed-loop scenario; the defaults keep each one's shape.
+  const scenarios = (names as ScenarioName[]).map((n) => {
+    const d = n === 'seed' || n === 'large' ? DEFAULTS[n] : { name: n, sessions: 1, events: 1, concurrency: 1 };
+    if (n !== 'seed' && n !== 'large') return d;
+    return { ...d, sessions: int('sessions') ?? d.sessions, events: int('events') ?? d.events, concurrency: int('concurrency') ?? d.concurrency };
+  });
+  const pause = /^(\d+)-(\d+)$/.exec(flags.get('pause-ms') ?? '1000-3000');
+  if (!pause || Number(pause[1]) > Number(pause[2])) throw new Error(`--pause-ms takes MIN-MAX in ms, e.g. 1000-3000, got "${flags.get('pause-ms')}"`);
 
   return {
     url: (flags.get('url') ?? process.env.BENCH_URL ?? 'http://127.0.0.1:8000').replace(/\/+$/, ''),
+    temporalAddress: flags.get('temporal') ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    namespace: process.env.TEMPORAL_NAMESPACE || 'default',
     databaseUrl: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/timekeeper',
     apiKey: process.env.BENCH_API_KEY || undefined,
     scenarios,
+    floor: !bare.has('no-floor'),
     reads: !bare.has('no-reads'),
     thinkMs: int('think-ms', 0) ?? 0,
+    singleAppends: int('single-appends') ?? 200,
+    openSeconds: int('open-seconds') ?? 50,
+    openSessions: int('open-sessions') ?? 100,
+    pauseMinMs: Number(pause[1]),
+    pauseMaxMs: Number(pause[2]),
     raw: !bare.has('no-raw'),
     warmup: !bare.has('no-warmup'),
     timeoutMs: int('timeout-ms') ?? 60_000,
@@ -138,100 +178,12 @@ function client(opts: Options, maxSockets: number, timeoutMs = opts.timeoutMs): 
   return { tk: new TimekeeperClient({ ...base, fetch }), close };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 // ---------------------------------------------------------------------------------------------
-// Measurement helpers
-
-/** Latencies of successful calls plus the failures of one kind of call. */
-class Series {
-  readonly ms: number[] = [];
-  errors = 0;
-  readonly samples: string[] = [];
-  /** Failures counted by a short kind ("HTTP 503 unavailable", "ECONNRESET"), to see the mix at a glance. */
-  readonly kinds = new Map<string, number>();
-
-  ok(ms: number): void {
-    this.ms.push(ms);
-  }
-
-  fail(kind: string, what: string): void {
-    this.errors++;
-    this.kinds.set(kind, (this.kinds.get(kind) ?? 0) + 1);
-    if (this.samples.length < 5) this.samples.push(what.length > 300 ? what.slice(0, 300) + '…' : what);
-  }
-
-  /** Nearest-rank percentile, so p99 of 500 samples is an observed value, not an interpolation. */
-  pct(p: number): number {
-    if (this.ms.length === 0) return NaN;
-    const sorted = [...this.ms].sort((a, b) => a - b);
-    return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-  }
-
-  max(): number {
-    return this.ms.length ? this.ms.reduce((a, b) => Math.max(a, b), -Infinity) : NaN;
-  }
-}
-
-/** Runs fn over 0..n-1 with at most `concurrency` calls in flight; returns the wall time in ms. */
-async function runPool(n: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  const t0 = performance.now();
-  const worker = async () => {
-    while (next < n) await fn(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
-  return performance.now() - t0;
-}
-
-/**
- * A call counts as successful only with HTTP 2xx and, on the seed surface, envelope code 200
- * (the seed envelope carries its own code, so a 200 with another code is still a failure).
- * The latency is the whole call: request, response and reading its body.
- */
-async function timed<R extends { status: number; body: unknown }>(series: Series, label: string, call: () => Promise<R>, seedEnvelope: boolean): Promise<R | undefined> {
-  const t0 = performance.now();
-  let r: R;
-  try {
-    r = await call();
-  } catch (err) {
-    if (err instanceof TimekeeperApiError) {
-      series.fail(`HTTP ${err.status} ${problemType(err.body)}`.trim(), `${label}: HTTP ${err.status} ${text(err.body)}`);
-      return undefined;
-    }
-    // fetch reports a network failure as "fetch failed" with the socket error as its cause.
-    const e = err as Error & { code?: string; cause?: Error & { code?: string } };
-    const kind = e.name === 'TimeoutError' ? 'timeout' : (e.cause?.code ?? e.code ?? e.message);
-    series.fail(kind, `${label}: ${e.message}${e.cause?.message ? ` (${e.cause.message})` : ''}`);
-    return undefined;
-  }
-  const ms = performance.now() - t0;
-  if (r.status < 200 || r.status >= 300) {
-    series.fail(`HTTP ${r.status} ${problemType(r.body)}`.trim(), `${label}: HTTP ${r.status} ${text(r.body)}`);
-    return undefined;
-  }
-  const code = (r.body as { code?: unknown } | null)?.code;
-  if (seedEnvelope && code !== 200) {
-    series.fail(`envelope code ${code}`, `${label}: envelope code ${code} ${text(r.body)}`);
-    return undefined;
-  }
-  series.ok(ms);
-  return r;
-}
-
-/** The last path segment of a problem-details `type`, e.g. "unavailable"; empty when there is none. */
-function problemType(body: unknown): string {
-  const type = (body as { type?: unknown } | null)?.type;
-  return typeof type === 'string' ? (type.split('/').pop() ?? '') : '';
-}
-
-const text = (body: unknown) => (typeof body === 'string' ? body : JSON.stringify(body));
-
-// ---------------------------------------------------------------------------------------------
-// One scenario against Timekeeper
+// Closed-loop scenarios (seed, large) against one target
 
 interface ScenarioResult {
   spec: ScenarioSpec;
+  target: string;
   init: Series;
   append: Series;
   read: Series;
@@ -245,15 +197,18 @@ interface ScenarioResult {
   integrityOk: number;
   mismatches: string[];
   clientCpuMs: number;
+  /** False for the floor: it has no chains. */
+  verified: boolean;
   raw?: RawResult;
 }
 
-async function runScenario(spec: ScenarioSpec, opts: Options, runId: string): Promise<ScenarioResult> {
-  // One socket per session in flight: each session issues its calls strictly one after another.
-  const { tk, close } = client(opts, spec.concurrency);
+/** Init every session, then append (and read) in order, then (Timekeeper only, `tk`) verify every chain. */
+async function runScenario(spec: ScenarioSpec, target: BenchTarget, opts: Options, runId: string, tk?: TimekeeperClient): Promise<ScenarioResult> {
   const ids = Array.from({ length: spec.sessions }, (_, i) => `${runId}_${spec.name}_${i}`);
+  const reads = opts.reads && target.read !== undefined;
   const res: ScenarioResult = {
     spec,
+    target: target.name,
     init: new Series(),
     append: new Series(),
     read: new Series(),
@@ -266,63 +221,40 @@ async function runScenario(spec: ScenarioSpec, opts: Options, runId: string): Pr
     integrityOk: 0,
     mismatches: [],
     clientCpuMs: 0,
+    verified: tk !== undefined,
   };
   const cpu0 = process.cpuUsage();
-  try {
-    const initialised = new Array<boolean>(spec.sessions).fill(false);
-    res.initWallMs = await runPool(spec.sessions, spec.concurrency, async (i) => {
-      const r = await timed(res.init, ids[i], () => tk.call('seedInit', { query: { session_id: ids[i] } }), true);
-      initialised[i] = r !== undefined;
-    });
+  const initialised = new Array<boolean>(spec.sessions).fill(false);
+  res.initWallMs = await runPool(spec.sessions, spec.concurrency, async (i) => {
+    initialised[i] = (await timed(res.init, ids[i], async () => (await target.init(ids[i]), true))) === true;
+  });
 
-    res.appendWallMs = await runPool(spec.sessions, spec.concurrency, async (i) => {
-      if (!initialised[i]) {
-        res.sessionsSkipped++;
-        return;
-      }
-      await appendSession(tk, ids[i], spec.events, opts, res);
-    });
+  res.appendWallMs = await runPool(spec.sessions, spec.concurrency, async (i) => {
+    if (!initialised[i]) {
+      res.sessionsSkipped++;
+      return;
+    }
+    let acked = 0;
+    for (let k = 1; k <= spec.events; k++) {
+      // Randomised, and staggered before the first append, so sessions do not arrive in lockstep.
+      if (opts.thinkMs > 0) await sleep(opts.thinkMs * (k === 1 ? Math.random() : 0.5 + Math.random()));
+      if (await timed(res.append, `${ids[i]} append ${k}`, async () => (await target.append(ids[i], k), true))) acked++;
+      if (!reads) continue;
+      const seen = await timed(res.read, `${ids[i]} read ${k}`, () => target.read!(ids[i]));
+      // Appends are acknowledged after their transaction commits, so a read must already see them.
+      if (seen !== undefined && seen < 1 + acked) res.staleReads++;
+    }
+  });
 
-    res.verifyWallMs = await runPool(spec.sessions, spec.concurrency, async (i) => {
-      await verifySession(tk, ids[i], 1 + spec.events, res);
-    });
-  } finally {
-    close();
-  }
+  if (tk) res.verifyWallMs = await runPool(spec.sessions, spec.concurrency, (i) => verifySession(tk, ids[i], 1 + spec.events, res));
   const cpu = process.cpuUsage(cpu0);
   res.clientCpuMs = (cpu.user + cpu.system) / 1000;
   return res;
 }
 
-/** Appends `events` events in order, USER_INPUT and LLM_RESPONSE alternating, each optionally read back. */
-async function appendSession(tk: TimekeeperClient, sessionId: string, events: number, opts: Options, res: ScenarioResult): Promise<void> {
-  let acked = 0;
-  for (let k = 1; k <= events; k++) {
-    // Randomised, and staggered before the first append, so sessions do not arrive in lockstep.
-    if (opts.thinkMs > 0) await sleep(opts.thinkMs * (k === 1 ? Math.random() : 0.5 + Math.random()));
-    const user = k % 2 === 1;
-    const query = {
-      session_id: sessionId,
-      event_type: user ? 'USER_INPUT' : 'LLM_RESPONSE',
-      content: JSON.stringify(user ? { input: `bench question ${k}` } : { response: `bench answer ${k}` }),
-    } as const;
-    const label = `${sessionId} append ${k}`;
-    if (await timed(res.append, label, () => tk.call('seedAppend', { query }), true)) acked++;
-    if (!opts.reads) continue;
-
-    const rlabel = `${sessionId} read ${k}`;
-    const r = await timed(res.read, rlabel, () => tk.call('seedGet', { query: { session_id: sessionId } }), true);
-    if (r) {
-      // Appends are acknowledged after their transaction commits, so a read must already see them.
-      const seen = r.body.data?.events?.length ?? 0;
-      if (seen < 1 + acked) res.staleReads++;
-    }
-  }
-}
-
 /** The chain must verify and hold exactly SESSION_CREATE plus every requested append. */
 async function verifySession(tk: TimekeeperClient, sessionId: string, expected: number, res: ScenarioResult): Promise<void> {
-  const r = await timed(res.verify, `${sessionId} verify`, () => tk.call('verifySession', { params: { id: sessionId } }), false);
+  const r = await timed(res.verify, `${sessionId} verify`, () => tk.call('verifySession', { params: { id: sessionId } }));
   if (!r) {
     res.mismatches.push(`${sessionId}: verify request failed`);
     return;
@@ -338,86 +270,61 @@ async function verifySession(tk: TimekeeperClient, sessionId: string, expected: 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Raw PostgreSQL baseline: the same database, one autocommitted single-row INSERT per statement
+// Single writer and open loop
 
-interface RawResult {
-  clients: number;
-  capNote: string;
+interface LoopResult {
+  target: string;
+  append: Series;
   wallMs: number;
-  insert: Series;
+  /** Appends sent per second over the run (successful or not): the load the agents offered. */
+  offeredPerS: number;
+}
+
+/** One session, `n` appends back to back. */
+async function runSingle(target: BenchTarget, n: number, runId: string): Promise<LoopResult> {
+  const id = `${runId}_single`;
+  const append = new Series();
+  await target.init(id);
+  const t0 = performance.now();
+  for (let k = 1; k <= n; k++) await timed(append, `${id} append ${k}`, () => target.append(id, k));
+  const wallMs = performance.now() - t0;
+  return { target: target.name, append, wallMs, offeredPerS: rate(n, wallMs) };
 }
 
 /**
- * PostgreSQL refuses connections past max_connections, and the running Timekeeper holds some
- * itself, so the client count is capped at what is free (leaving a small margin for others).
+ * Agents, open loop: every session waits a random pause (its LLM) before each append, whatever
+ * the previous append cost, until `seconds` have passed. All sessions are created first.
  */
-async function freeConnectionSlots(admin: Pool): Promise<{ free: number; max: number }> {
-  const { rows } = await admin.query(
-    `SELECT current_setting('max_connections')::int AS max,
-            current_setting('superuser_reserved_connections')::int AS reserved,
-            (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS used`,
-  );
-  const { max, reserved, used } = rows[0];
-  return { free: Math.max(1, max - reserved - used - 5), max };
-}
-
-async function rawInsertBaseline(databaseUrl: string, concurrency: number, rows: number, runId: string): Promise<RawResult> {
-  const table = `bench_raw_${runId.replace(/[^a-z0-9_]/gi, '_')}`.toLowerCase();
-  const admin = new Pool({ connectionString: databaseUrl, max: 1, application_name: 'timekeeper-bench' });
-  let pool: Pool | undefined;
-  try {
-    const { free, max } = await freeConnectionSlots(admin);
-    const clients = Math.min(concurrency, free);
-    const capNote = clients < concurrency ? ` (capped from ${concurrency}: max_connections=${max}, the rest are in use)` : '';
-    // Shaped like timeline_events (text + bigint key, uuid, jsonb, two hashes) without its triggers.
-    await admin.query(
-      `CREATE TABLE ${table} (
-         session_id text NOT NULL, seq bigint NOT NULL, event_id uuid NOT NULL UNIQUE, event_type text NOT NULL,
-         ts bigint NOT NULL, content jsonb NOT NULL, prev_hash text, hash text NOT NULL,
-         PRIMARY KEY (session_id, seq))`,
-    );
-    pool = new Pool({ connectionString: databaseUrl, max: clients, application_name: 'timekeeper-bench' });
-    // Open every connection before timing, as Timekeeper's own pool is already warm.
-    const warm = await Promise.all(Array.from({ length: clients }, () => pool!.connect()));
-    warm.forEach((c) => c.release());
-
-    const insert = new Series();
-    const hash = 'ab'.repeat(32);
-    const p = pool;
-    const wallMs = await runPool(rows, clients, async (i) => {
-      const t0 = performance.now();
-      try {
-        await p.query(
-          `INSERT INTO ${table} (session_id, seq, event_id, event_type, ts, content, prev_hash, hash)
-           VALUES ($1, $2, gen_random_uuid(), $3, $4, $5, $6, $7)`,
-          [`raw_${i % 1000}`, Math.floor(i / 1000) + 1, i % 2 ? 'LLM_RESPONSE' : 'USER_INPUT', Date.now(), JSON.stringify({ input: `bench question ${i}` }), hash, hash],
-        );
-        insert.ok(performance.now() - t0);
-      } catch (err) {
-        const e = err as Error & { code?: string };
-        insert.fail(e.code ?? e.message, e.message);
+async function runOpenLoop(target: BenchTarget, opts: Options, runId: string): Promise<LoopResult> {
+  const ids = Array.from({ length: opts.openSessions }, (_, i) => `${runId}_open_${i}`);
+  const init = new Series();
+  const started = new Array<boolean>(ids.length).fill(false);
+  await runPool(ids.length, ids.length, async (i) => {
+    started[i] = (await timed(init, ids[i], async () => (await target.init(ids[i]), true))) === true;
+  });
+  if (init.errors) console.log(`  ${target.name}: ${init.errors} of ${ids.length} open-loop sessions failed to start: ${init.samples[0]}`);
+  const append = new Series();
+  let sent = 0;
+  const pause = () => opts.pauseMinMs + Math.random() * (opts.pauseMaxMs - opts.pauseMinMs);
+  const t0 = performance.now();
+  const end = t0 + opts.openSeconds * 1000;
+  await Promise.all(
+    ids.map(async (id, i) => {
+      if (!started[i]) return;
+      for (let k = 1; ; k++) {
+        await sleep(pause());
+        if (performance.now() >= end) return;
+        sent++;
+        await timed(append, `${id} append ${k}`, () => target.append(id, k));
       }
-    });
-    return { clients, capNote, wallMs, insert };
-  } finally {
-    await pool?.end().catch(() => undefined);
-    await admin.query(`DROP TABLE IF EXISTS ${table}`).catch((e: Error) => console.error(`could not drop ${table}: ${e.message}`));
-    await admin.end().catch(() => undefined);
-  }
+    }),
+  );
+  const wallMs = performance.now() - t0;
+  return { target: target.name, append, wallMs, offeredPerS: rate(sent, opts.openSeconds * 1000) };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Report
-
-const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
-const rate = (count: number, ms: number) => (ms > 0 ? (count * 1000) / ms : NaN);
-
-function latencyRow(label: string, s: Series, wallMs?: number): string {
-  const cells = [label.padEnd(8), String(s.ms.length).padStart(6), String(s.errors).padStart(5)];
-  for (const v of [s.pct(50), s.pct(95), s.pct(99), s.max()]) cells.push(f1(v).padStart(8));
-  cells.push(wallMs === undefined ? '' : `${(wallMs / 1000).toFixed(2).padStart(7)} s  ${f1(rate(s.ms.length, wallMs)).padStart(7)}/s`);
-  return '  ' + cells.join(' ');
-}
 
 interface Target {
   label: string;
@@ -436,31 +343,33 @@ function targetsFor(r: ScenarioResult): Target[] {
     return [
       ...common,
       { label: 'append p99 <= 50 ms', pass: r.append.pct(99) <= 50, actual: `${f1(r.append.pct(99))} ms` },
-      { label: 'read p99 <= 20 ms', pass: r.read.pct(99) <= 20, actual: r.read.ms.length ? `${f1(r.read.pct(99))} ms` : 'no reads' },
+      ...(r.read.ms.length + r.read.errors > 0 ? [{ label: 'read p99 <= 20 ms', pass: r.read.pct(99) <= 20, actual: `${f1(r.read.pct(99))} ms` }] : []),
     ];
   }
   return [...common, { label: '>= 300 appends/s', pass: appendsPerS >= 300, actual: `${f1(appendsPerS)} appends/s` }];
 }
 
+function printErrors(series: [string, Series][]): void {
+  for (const [call, s] of series) if (s.errors > 0) console.log(`    ${call} by kind: ${[...s.kinds].map(([k, n]) => `${k} x${n}`).join(', ')}`);
+  for (const e of series.flatMap(([, s]) => s.samples).slice(0, 5)) console.log(`    ${e}`);
+}
+
+/** Prints a closed-loop scenario; Timekeeper's results are checked against the targets. */
 function report(r: ScenarioResult, opts: Options): Target[] {
   const { spec } = r;
-  const reads = opts.reads;
+  const reads = r.read.ms.length + r.read.errors > 0;
   const think = opts.thinkMs > 0 ? `, ~${opts.thinkMs} ms think time before each append` : '';
-  console.log(`\n== ${spec.name}: ${spec.sessions} sessions x ${spec.events} events, concurrency cap ${spec.concurrency} sessions in flight${reads ? ', one read after each append' : ', no reads'}${think} ==`);
-  console.log(`  ${'call'.padEnd(8)} ${'ok'.padStart(6)} ${'err'.padStart(5)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'max ms'.padStart(8)}   phase wall / rate`);
+  console.log(`\n== ${spec.name} [${r.target}]: ${spec.sessions} sessions x ${spec.events} events, concurrency cap ${spec.concurrency} sessions in flight${reads ? ', one read after each append' : ', no reads'}${think} ==`);
+  console.log(LATENCY_HEADER);
   console.log(latencyRow('init', r.init, r.initWallMs));
   console.log(latencyRow('append', r.append, r.appendWallMs));
   if (reads) console.log(latencyRow('read', r.read));
-  console.log(latencyRow('verify', r.verify, r.verifyWallMs));
+  if (r.verified) console.log(latencyRow('verify', r.verify, r.verifyWallMs));
   const appendsPerS = rate(r.append.ms.length, r.appendWallMs);
   console.log(`  appends/s: ${f1(appendsPerS)} (${r.append.ms.length} appends in ${(r.appendWallMs / 1000).toFixed(2)} s of append-phase wall clock${reads ? ', reads included' : ''}${think ? ', think time included' : ''})`);
-
-  const errors = [...r.init.samples, ...r.append.samples, ...r.read.samples].slice(0, 5);
   console.log(`  errors: init ${r.init.errors}, append ${r.append.errors}, read ${r.read.errors}${r.sessionsSkipped ? `; ${r.sessionsSkipped} sessions skipped (init failed)` : ''}`);
-  for (const [call, s] of [['init', r.init], ['append', r.append], ['read', r.read]] as const) {
-    if (s.errors > 0) console.log(`    ${call} by kind: ${[...s.kinds].map(([k, n]) => `${k} x${n}`).join(', ')}`);
-  }
-  for (const e of errors) console.log(`    ${e}`);
+  printErrors([['init', r.init], ['append', r.append], ['read', r.read]]);
+  if (!r.verified) return [];
   console.log(`  integrity: ${r.integrityOk}/${spec.sessions} sessions verify ok with ${1 + spec.events} events; ${r.mismatches.length} mismatches`);
   for (const m of r.mismatches.slice(0, 5)) console.log(`    ${m}`);
   if (reads) console.log(`  read-after-append: ${r.staleReads} reads missed the just-acknowledged event`);
@@ -481,6 +390,41 @@ function report(r: ScenarioResult, opts: Options): Target[] {
   return targets;
 }
 
+function reportLoop(title: string, r: LoopResult): void {
+  console.log(`\n== ${title} [${r.target}] ==`);
+  console.log(LATENCY_HEADER);
+  console.log(latencyRow('append', r.append, r.wallMs));
+  console.log(`  offered: ${f1(r.offeredPerS)} appends/s; errors: ${r.append.errors}`);
+  printErrors([['append', r.append]]);
+}
+
+/** One line of the comparison: Timekeeper's figure, the floor's, their ratio and the issue's bound. */
+interface Ratio {
+  what: string;
+  tk: number;
+  floor: number;
+  /** The ratio must stay at or below (`max`) or at or above (`min`) this; none: shown only. */
+  bound?: { max?: number; min?: number };
+}
+
+function reportRatios(ratios: Ratio[]): Target[] {
+  if (ratios.length === 0) return [];
+  console.log('\n== Timekeeper against the bare-Update floor (same Temporal server, same run) ==');
+  console.log(`  ${'figure'.padEnd(34)} ${'Timekeeper'.padStart(11)} ${'bare Update'.padStart(11)} ${'ratio'.padStart(7)}   target`);
+  const targets: Target[] = [];
+  for (const r of ratios) {
+    const ratio = r.tk / r.floor;
+    const b = r.bound;
+    const want = b?.max !== undefined ? `<= ${b.max}x` : b?.min !== undefined ? `>= ${b.min}x` : '';
+    const pass = b?.max !== undefined ? ratio <= b.max : b?.min !== undefined ? ratio >= b.min : true;
+    const verdict = want ? `${want} ${pass ? 'PASS' : 'MISS'}` : '';
+    console.log(`  ${r.what.padEnd(34)} ${f1(r.tk).padStart(11)} ${f1(r.floor).padStart(11)} ${ratio.toFixed(2).padStart(6)}x   ${verdict}`);
+    if (want) targets.push({ label: `${r.what} ratio ${want}`, pass, actual: `${ratio.toFixed(2)}x` });
+  }
+  return targets;
+}
+
+// ---------------------------------------------------------------------------------------------
 // ---------------------------------------------------------------------------------------------
 
 async function checkReachable(opts: Options): Promise<void> {
@@ -501,24 +445,73 @@ async function main(): Promise<void> {
   await checkReachable(opts);
   const runId = `bench_${Date.now()}`;
   console.log(`Timekeeper timeline bench  ${new Date().toISOString()}  url=${opts.url}  session prefix=${runId}_`);
-
-  if (opts.warmup) {
-    // First requests pay for JIT, workflow-cache and connection set-up; keep them out of the figures.
-    const w = await runScenario({ name: 'seed', sessions: 10, events: 2, concurrency: 10 }, { ...opts, thinkMs: 0 }, `${runId}_warmup`);
-    console.log(`warm-up: 10 sessions x 2 events, ${w.init.errors + w.append.errors + w.read.errors} errors (not counted)`);
-  }
-
+  const sockets = Math.max(opts.openSessions, ...opts.scenarios.map((s) => s.concurrency));
+  const { tk, close } = client(opts, sockets);
+  const timekeeper = timekeeperTarget(tk);
+  const floor = opts.floor ? await startFloor(opts.temporalAddress, opts.namespace) : undefined;
+  if (floor) console.log(`floor: bare-Update workflows on ${opts.temporalAddress}, worker in this process`);
+  const targets = [timekeeper, ...(floor ? [floor.target] : [])];
+  const ratios: Ratio[] = [];
   let missed = 0;
-  for (const spec of opts.scenarios) {
-    const r = await runScenario(spec, opts, runId);
-    if (opts.raw) r.raw = await rawInsertBaseline(opts.databaseUrl, spec.concurrency, Math.max(spec.sessions * spec.events, 5000), `${runId}_${spec.name}`);
-    missed += report(r, opts).filter((t) => !t.pass).length;
+  try {
+    if (opts.warmup) {
+      // First requests pay for JIT, workflow-cache and connection set-up; keep them out of the figures.
+      for (const t of targets) {
+        const w = await runScenario({ name: 'seed', sessions: 10, events: 2, concurrency: 10 }, t, { ...opts, thinkMs: 0 }, `${runId}_warmup${t === timekeeper ? '' : '_floor'}`);
+        console.log(`warm-up [${t.name}]: 10 sessions x 2 events, ${w.init.errors + w.append.errors + w.read.errors} errors (not counted)`);
+      }
+    }
+    for (const spec of opts.scenarios) {
+      // Each Timekeeper scenario is followed at once by the floor's, so both see the same machine.
+      if (spec.name === 'single') {
+        const [a, b] = [await runSingle(timekeeper, opts.singleAppends, runId), floor && (await runSingle(floor.target, opts.singleAppends, runId))];
+        for (const r of [a, b]) if (r) reportLoop(`single: one session, ${opts.singleAppends} appends back to back`, r);
+        missed += a.append.errors > 0 ? 1 : 0;
+        if (b) ratios.push({ what: 'single-writer append p50 ms', tk: a.append.pct(50), floor: b.append.pct(50), bound: { max: 1.3 } }, { what: 'single-writer append p99 ms', tk: a.append.pct(99), floor: b.append.pct(99) });
+      } else if (spec.name === 'open') {
+        const title = `open: ${opts.openSessions} agents, ${opts.pauseMinMs}-${opts.pauseMaxMs} ms pause before each append, ${opts.openSeconds} s`;
+        const [a, b] = [await runOpenLoop(timekeeper, opts, runId), floor && (await runOpenLoop(floor.target, opts, runId))];
+        for (const r of [a, b]) if (r) reportLoop(title, r);
+        missed += a.append.errors > 0 ? 1 : 0;
+        if (b) {
+          ratios.push(
+            { what: 'open-loop offered appends/s', tk: a.offeredPerS, floor: b.offeredPerS },
+            { what: 'open-loop append p50 ms', tk: a.append.pct(50), floor: b.append.pct(50), bound: { max: 1.5 } },
+            { what: 'open-loop append p95 ms', tk: a.append.pct(95), floor: b.append.pct(95) },
+            { what: 'open-loop append p99 ms', tk: a.append.pct(99), floor: b.append.pct(99), bound: { max: 1.5 } },
+            { what: 'open-loop append max ms', tk: a.append.max(), floor: b.append.max() },
+          );
+        }
+      } else {
+        const a = await runScenario(spec, timekeeper, opts, runId, tk);
+        const b = floor && (await runScenario(spec, floor.target, opts, `${runId}_floor`));
+        if (opts.raw) a.raw = await rawInsertBaseline(opts.databaseUrl, spec.concurrency, Math.max(spec.sessions * spec.events, 5000), `${runId}_${spec.name}`);
+        missed += report(a, opts).filter((t) => !t.pass).length;
+        if (b) {
+          report(b, opts);
+          const reads = opts.reads ? ' (Timekeeper reads included)' : '';
+          ratios.push(
+            { what: `${spec.name} appends/s${reads}`, tk: rate(a.append.ms.length, a.appendWallMs), floor: rate(b.append.ms.length, b.appendWallMs), bound: spec.name === 'seed' ? { min: 0.8 } : undefined },
+            { what: `${spec.name} init/s`, tk: rate(a.init.ms.length, a.initWallMs), floor: rate(b.init.ms.length, b.initWallMs) },
+            { what: `${spec.name} append p50 ms`, tk: a.append.pct(50), floor: b.append.pct(50) },
+          );
+        }
+      }
+    }
+  } finally {
+    close();
+    await floor?.close();
   }
+  missed += reportRatios(ratios).filter((t) => !t.pass).length;
   console.log(`\n${missed === 0 ? 'all targets met' : `${missed} target(s) missed`}`);
   if (opts.strict && missed > 0) process.exitCode = 1;
 }
 
-main().catch((err) => {
-  console.error(`bench failed: ${(err as Error).message}`);
-  process.exitCode = 2;
-});
+main().then(
+  // The floor's worker runtime keeps handles open; the figures are printed.
+  () => process.exit(process.exitCode ?? 0),
+  (err) => {
+    console.error(`bench failed: ${(err as Error).message}`);
+    process.exit(2);
+  },
+);

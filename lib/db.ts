@@ -32,7 +32,7 @@ export function createPool(connectionString: string, overrides: Partial<PoolConf
  * ones), and an 'error' event without a listener kills the process: a connection lost
  * mid-transaction (a database restart) must fail this call, not the worker.
  */
-export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, opening?: (c: PoolClient) => string): Promise<T> {
   const client = await pool.connect();
   let lost: Error | undefined;
   const onError = (err: Error) => {
@@ -40,7 +40,9 @@ export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promis
   };
   client.on('error', onError);
   try {
-    await client.query('BEGIN');
+    // `opening`: statements (literals only, escaped with the client's escapeLiteral) sent with
+    // BEGIN in one simple-protocol round trip; on a busy host every round trip is a wait.
+    await client.query(opening ? `BEGIN; ${opening(client)}` : 'BEGIN');
     const out = await fn(client);
     await client.query('COMMIT');
     return out;

@@ -1,27 +1,36 @@
 /**
- * The engine's floor for bench/intents.ts: a workflow that does nothing but answer, shaped like
- * an intent's life (update-with-start `open`, update `step`, update `finish` that completes the
- * run) with no activity, no database and no search attributes. Timed on the same Temporal
- * server at the same concurrency as the intents, its latencies are what Temporal and the SDK
- * cost alone on this machine at that moment; the bench prints the intents' figures as ratios
- * to it. Bundled and run by the bench's own worker, never by Timekeeper's.
+ * The engine's floor for the benchmarks: a workflow that does nothing but answer, with no
+ * activity, no database and no search attributes. Timed on the same Temporal server at the
+ * same concurrency as Timekeeper, its latencies are what Temporal and the SDK cost alone on
+ * this machine at that moment; the benches print Timekeeper's figures as ratios to it.
+ * Bench-only: bundled and run by the bench's own worker (bench/floor/worker.ts), on its own
+ * task queue, never registered by the production worker (workflows/ does not import it).
+ *
+ * - bench/timeline.ts: the no-op Update `floor` (like an append answering with its receipt),
+ *   on a workflow started without input that stays open.
+ * - bench/intents.ts: shaped like an intent's life: update-with-start `open`, update `step`,
+ *   update `finish` that completes the run; `steps: 0` completes in its first workflow task
+ *   (the bare start).
  */
 import { allHandlersFinished, condition, defineUpdate, setHandler } from '@temporalio/workflow';
 
+/** Returns its argument, without touching anything. */
+export const floorUpdate = defineUpdate<number, [number]>('floor');
 export const openUpdate = defineUpdate<number, []>('open');
 export const stepUpdate = defineUpdate<number, []>('step');
 export const finishUpdate = defineUpdate<number, []>('finish');
 
-/** `steps: 0` completes in its first workflow task (the bare start); otherwise it waits for `finish`. */
-export async function floorWorkflow(input: { steps: number }): Promise<number> {
+export async function floorWorkflow(input: { steps?: number } = {}): Promise<number> {
   let n = 0;
   let finished = input.steps === 0;
+  setHandler(floorUpdate, (x: number) => x);
   setHandler(openUpdate, () => ++n);
   setHandler(stepUpdate, () => ++n);
   setHandler(finishUpdate, () => {
     finished = true;
     return ++n;
   });
+  // Without `finish` it stays open until the server drops it (the timeline bench's are few).
   await condition(() => finished && allHandlersFinished());
   return n;
 }

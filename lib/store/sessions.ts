@@ -116,26 +116,26 @@ export class SessionWriteTx {
     return { created: false, timelineId: existing.rows[0]?.timeline_id as string | undefined };
   }
 
-  /** Stored events with one of these ids (any session), or this session's events with one of these keys. */
-  async findKnown(sessionId: string, eventIds: string[], keys: string[]): Promise<StoredEvent[]> {
+  /**
+   * In one statement (one round trip): stored events with one of these ids (any session) or
+   * this session's events with one of these keys, the chain head plus its type, and the
+   * database clock. The head row leaves its content out (up to 1 MiB, and not needed).
+   */
+  async known(sessionId: string, eventIds: string[], keys: string[]): Promise<{ known: StoredEvent[] } & WriteHead> {
     const { rows } = await this.db.query(
-      `SELECT ${EVENT_COLUMNS} FROM timeline_events
+      `SELECT true AS is_head, (extract(epoch from clock_timestamp()) * 1000)::bigint AS now,
+              h.session_id, h.seq, h.event_id, h.event_type, h.ts, NULL::jsonb AS content, h.prev_hash, h.hash, h.idempotency_key
+         FROM (SELECT 1) one
+         LEFT JOIN LATERAL (SELECT ${EVENT_COLUMNS} FROM timeline_events
+                             WHERE session_id = $2 ORDER BY seq DESC LIMIT 1) h ON true
+       UNION ALL
+       SELECT false, NULL, ${EVENT_COLUMNS} FROM timeline_events
         WHERE event_id = ANY($1::uuid[]) OR (session_id = $2 AND idempotency_key = ANY($3::text[]))`,
       [eventIds, sessionId, keys],
     );
-    return rows.map(rowToEvent);
-  }
-
-  async head(sessionId: string): Promise<WriteHead> {
-    const { rows } = await this.db.query(
-      `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now, h.seq, h.hash, h.ts, h.event_type
-         FROM (SELECT 1) one
-         LEFT JOIN LATERAL (SELECT seq, hash, ts, event_type FROM timeline_events
-                             WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) h ON true`,
-      [sessionId],
-    );
-    const h = rows[0];
+    const h = rows.find((r) => r.is_head === true)!;
     return {
+      known: rows.filter((r) => r.is_head !== true).map(rowToEvent),
       nowMs: Number(h.now),
       head: h.seq == null ? null : { seq: Number(h.seq), hash: h.hash as string, ts: Number(h.ts), type: h.event_type as string },
     };
@@ -162,10 +162,11 @@ export class SessionStore {
    * to the single-writer workflow, so a second writer waits instead of losing a race.
    */
   write<T>(sessionId: string, fn: (tx: SessionWriteTx) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, async (db) => {
-      await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [sessionId]);
-      return fn(new SessionWriteTx(db));
-    });
+    return inTransaction(
+      this.pool,
+      (db) => fn(new SessionWriteTx(db)),
+      (db) => `SELECT pg_advisory_xact_lock(hashtextextended(${db.escapeLiteral(sessionId)}, 0))`,
+    );
   }
 
   async getTimeline(sessionId: string): Promise<TimelineRow | null> {

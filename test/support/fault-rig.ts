@@ -124,6 +124,8 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   let worker: ChildProcess | undefined;
+  /** Every worker child started (benches start several), so stop() leaves none behind. */
+  const children = new Set<ChildProcess>();
   const workerEnv = {
     ...process.env,
     TASK_QUEUE: taskQueue,
@@ -171,6 +173,8 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
       });
       child.stderr!.on('data', (b: Buffer) => log(`[worker ${child.pid}] ${b.toString().trimEnd()}`));
       worker = child;
+      children.add(child);
+      child.once('exit', () => children.delete(child));
       return new Promise((resolve, reject) => {
         child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
         child.stdout!.on('data', (b: Buffer) => {
@@ -219,6 +223,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
     async stop() {
       await rig.killApiProcess();
       await rig.killWorker();
+      for (const c of children) c.kill('SIGKILL');
       await new Promise<void>((r) => {
         server.close(() => r());
         server.closeAllConnections();

@@ -1,0 +1,63 @@
+/**
+ * The bare-Update floor: a bench-only worker in the bench process, polling its own task queue
+ * on the SAME Temporal server as the Timekeeper under test, with the production worker's slot
+ * and thread settings, running bench/floor/workflow.ts (a no-op Update handler). The bench
+ * drives it through a Temporal client on the same native connection, exactly as Timekeeper's
+ * API drives its session workflows, so the difference between the two is Timekeeper's cost.
+ */
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { LIMITS } from '../../lib/domain/limits';
+import type { BenchTarget } from '../target';
+import { floorUpdate, floorWorkflow } from './workflow';
+
+export interface Floor {
+  target: BenchTarget;
+  close(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+export async function startFloor(address: string, namespace: string): Promise<Floor> {
+  if (!runtimeInstalled) {
+    try {
+      Runtime.install({ logger: new DefaultLogger('ERROR') });
+    } catch {
+      /* a rig in this process installed it already */
+    }
+    runtimeInstalled = true;
+  }
+  const connection = await NativeConnection.connect({ address });
+  const taskQueue = `bench-floor-${process.pid}-${Date.now()}`;
+  const worker = await Worker.create({
+    connection,
+    namespace,
+    taskQueue,
+    workflowsPath: require.resolve('./workflow'),
+    maxCachedWorkflows: LIMITS.workerMaxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: LIMITS.workerMaxConcurrentWorkflowTasks,
+    workflowThreadPoolSize: LIMITS.workerWorkflowThreads,
+    nonStickyToStickyPollRatio: 0.5,
+  });
+  const running = worker.run();
+  const client = new Client({ connection, namespace });
+  const wid = (id: string) => `floor/${id}`;
+  const target: BenchTarget = {
+    name: 'bare Update',
+    async init(id) {
+      const start = new WithStartWorkflowOperation(floorWorkflow, { workflowId: wid(id), taskQueue, workflowIdConflictPolicy: 'FAIL' });
+      await client.workflow.executeUpdateWithStart(floorUpdate, { args: [0], startWorkflowOperation: start });
+    },
+    async append(id, k) {
+      await client.workflow.getHandle(wid(id)).executeUpdate(floorUpdate, { args: [k] });
+    },
+  };
+  return {
+    target,
+    async close() {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close().catch(() => undefined);
+    },
+  };
+}

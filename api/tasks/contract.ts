@@ -29,7 +29,7 @@ import { AgentAnswerSchema } from '../../lib/domain/task-answer';
 import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';
 import { DIGEST_DEFAULTS, DIGEST_STATUSES, fileNameProblem } from '../../lib/domain/task-outputs';
 import { defineRoute, limitParam, plainText } from '../contract';
-import { ConditionTriggerSchema, DelayTriggerSchema, SIGNAL_TRIGGER_EXAMPLES } from './signal-triggers';
+import { ConditionTriggerSchema, DelayTriggerSchema, SIGNAL_TRIGGER_EXAMPLES } from './trigger-contract';
 import { Operation } from '../scopes';
 
 // ---- fields -----------------------------------------------------------------------------

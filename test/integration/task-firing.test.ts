@@ -4,6 +4,7 @@
  * delivery (idempotency key, signature, SSRF guard) and the session link. Real Temporal and
  * PostgreSQL; local HTTP servers stand in for the LLM endpoint and the receivers.
  */
+import { LIMITS } from '../../lib/domain/limits';
 import { createHmac } from 'node:crypto';
 import type { CallRequest, TimekeeperClient } from '../../api/client';
 import { refusal, startTestSystem, TestSystem, uniqueSessionId, uniqueTaskId } from '../support/system';
@@ -48,7 +49,8 @@ test('a 6-field cron with seconds fires for real, one run per fire time with id 
     expect(new Date(r.scheduled_at).getUTCMilliseconds()).toBe(0);
     expect(r.trigger).toBe('schedule');
     expect(r.lateness_ms).toBeGreaterThanOrEqual(0);
-    expect(r.lateness_ms).toBeLessThan(2000);
+    // On time, not a misfire: the scheduler took it inside its on-time slack (speed is bench:tasks' job).
+    expect(r.lateness_ms).toBeLessThan(LIMITS.taskOnTimeSlackMs);
   }
   // The agent's prompt had the template rendered with the nominal time.
   expect(agent.received.some((x) => JSON.parse(x.body).prompt === `tick ${done[0].scheduled_at}`)).toBe(true);

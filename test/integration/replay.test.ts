@@ -40,10 +40,11 @@ describe('workflow replay', () => {
   test('every recorded history replays against the current session, intent and task-run workflows', async () => {
     const histories = files.map((f) => ({ file: f, ...readHistoryFile(path.join(HISTORIES, f)) }));
     const types = Object.fromEntries(histories.map((h) => [h.file, h.history.events[0].workflowExecutionStartedEventAttributes?.workflowType?.name]));
-    // Intent histories are the intent-*.json files, task runs the task-run-*.json ones; every other one is a session's.
-    const typeOf = (f: string) => (f.startsWith('intent-') ? 'intentWorkflow' : f.startsWith('task-run-') ? 'taskRunWorkflow' : 'sessionWorkflow');
+    // Intent histories are the intent-*.json files, task runs task-run-*.json, task schedulers task-scheduler-*.json; every other one is a session's.
+    const typeOf = (f: string) =>
+      f.startsWith('intent-') ? 'intentWorkflow' : f.startsWith('task-run-') ? 'taskRunWorkflow' : f.startsWith('task-scheduler-') ? 'taskSchedulerWorkflow' : 'sessionWorkflow';
     expect(types).toEqual(Object.fromEntries(files.map((f) => [f, typeOf(f)])));
-    expect(files).toContain('task-run-result.json');
+    expect(files).toEqual(expect.arrayContaining(['task-run-result.json', 'task-run-success.json', 'task-scheduler-interval.json']));
     expect(files.filter((f) => f.startsWith('intent-'))).toEqual(expect.arrayContaining(['intent-lifecycle.json', 'intent-blocked-retry.json', 'intent-ttl-expiry.json']));
     const byRun = new Map(histories.map((h) => [h.history.events[0].workflowExecutionStartedEventAttributes!.originalExecutionRunId, h.file]));
     const results = Worker.runReplayHistories({ ...currentWorkflows(), replayName: 'replay-test' }, histories);

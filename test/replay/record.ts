@@ -34,7 +34,8 @@ import { ensureSearchAttributes } from '../../lib/temporal';
 import { taskRunQueues } from '../../lib/config';
 import { TaskClient } from '../../clients/tasks';
 import { RetrySchema } from '../../api/tasks/contract';
-import { TASK_DEFAULTS, type TaskDefinition } from '../../lib/domain/tasks';
+import { TASK_DEFAULTS, schedulerWorkflowId, type TaskDefinition } from '../../lib/domain/tasks';
+import { TaskStore } from '../../lib/store/tasks';
 import type { RunResult } from '../../workflows/tasks/messages';
 import type { Pool } from 'pg';
 import type { IntentWorkflowResult } from '../../workflows/intents/messages';
@@ -317,6 +318,57 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
       const runs = await fetchRuns(ctx, h);
       assert(runs.length === 1, `${runId}: one run`);
       return [{ name: 'task-run-result', history: runs[0] }];
+    } finally {
+      await new Promise((ok) => agent.close(() => ok(undefined)));
+    }
+  },
+
+  /**
+   * (j) a task on an interval of 1 s whose webhook agent answers at once: the scheduler starts
+   * two runs on its timers (each a child workflow `run/<task>/<nominal>`), then the task is
+   * deleted and the scheduler ends. Recorded: the scheduler's history and its first run's.
+   */
+  async 'task-scheduler-interval'(ctx) {
+    const taskId = 'record-interval';
+    const agent = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ task_id: taskId, status: 'success', processed: 2, errors: [], summary: 'checked', next_action: null })),
+      );
+    });
+    await new Promise<void>((ok) => agent.listen(0, '127.0.0.1', () => ok()));
+    try {
+      const tc = tasks(ctx);
+      const store = new TaskStore(ctx.pool);
+      const definition: TaskDefinition = {
+        ...TASK_DEFAULTS,
+        task_id: taskId,
+        name: 'Record an interval task',
+        trigger: { type: 'interval', every_s: 1, mode: 'from_last_start' },
+        agent: { type: 'webhook', url: `http://127.0.0.1:${(agent.address() as AddressInfo).port}/agent`, prompt_template: 'check {{task_name}} at {{now_utc}}' },
+        delivery: [],
+        tags: [],
+      };
+      await tc.create(definition, true);
+      const end = Date.now() + 30000;
+      let done: { run_id: string }[] = [];
+      while ((done = (await store.runsOfTask(taskId, 10)).filter((r) => r.status === 'success')).length < 2) {
+        assert(Date.now() < end, `${taskId}: two runs succeed`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await tc.delete((await store.getTask(taskId))!);
+      const scheduler = ctx.client.workflow.getHandle(schedulerWorkflowId(taskId));
+      await scheduler.result();
+      const schedulerRuns = await fetchRuns(ctx, scheduler);
+      assert(schedulerRuns.length === 1, `${taskId}: one scheduler run`);
+      const first = done[done.length - 1].run_id;
+      const run = ctx.client.workflow.getHandle(first);
+      assert(((await run.result()) as RunResult).status === 'success', `${first}: success`);
+      const runRuns = await fetchRuns(ctx, run);
+      return [
+        { name: 'task-scheduler-interval', history: schedulerRuns[0] },
+        { name: 'task-run-success', history: runRuns[0] },
+      ];
     } finally {
       await new Promise((ok) => agent.close(() => ok(undefined)));
     }

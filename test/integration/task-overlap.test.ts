@@ -5,6 +5,7 @@
  * Real Temporal and PostgreSQL.
  */
 import type { CallRequest, ResponseBody } from '../../api/client';
+import { schedulerWorkflowId } from '../../lib/domain/tasks';
 import { TaskStore } from '../../lib/store/tasks';
 import { eventually, protocolAnswer } from '../support/fake-services';
 import { useTaskTestSystem } from '../support/task-system';
@@ -34,9 +35,13 @@ const createTask = (id: string, agentUrl: string, everyS: number, overlap: Pick<
 const runs = (taskId: string) => t.runsOldestFirst(taskId);
 const ms = (iso: string | null) => Date.parse(iso!);
 
-/** Deletes the task and waits until every run it started has finished; returns them all. */
+/**
+ * Deletes the task and waits until its scheduler has ended (it logs a fire time still
+ * buffered as skipped on its way out) and every run it started has finished; returns them all.
+ */
 async function stopAndSettle(taskId: string): Promise<RunView[]> {
   await t.tk.tasks.delete(taskId);
+  await t.sys.client.workflow.getHandle(schedulerWorkflowId(taskId)).result();
   return eventually(async () => {
     const rs = await runs(taskId);
     return rs.every((r) => r.status !== 'running' && r.status !== 'retry') ? rs : undefined;

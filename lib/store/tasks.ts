@@ -8,6 +8,7 @@ import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../domain/errors';
 import type { RunMemoryEntry, RunStatus, RunTrigger, TaskAction, TaskDefinition, TaskStatus } from '../domain/tasks';
 import { CANCELLED_REASON_PREFIX, taskErrors } from '../domain/tasks';
+import { Where } from './where';
 
 export interface TaskRow {
   task_id: string;
@@ -113,18 +114,15 @@ export class TaskStore {
   }
 
   async listTasks(f: TaskFilter): Promise<TaskRow[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    const arg = (v: unknown) => (args.push(v), `$${args.length}`);
-    if (!f.includeDeleted) where.push('NOT deleted');
-    if (f.status) where.push(f.status === 'pending' ? 'last_run_status IS NULL' : `last_run_status = ${arg(f.status)}`);
-    if (f.tag) where.push(`definition->'tags' ? ${arg(f.tag)}`);
-    if (f.enabled !== undefined) where.push(`enabled = ${arg(f.enabled)}`);
-    if (f.afterTaskId) where.push(`task_id > ${arg(f.afterTaskId)}`);
-    const r = await this.pool.query(
-      `SELECT * FROM tasks ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY task_id LIMIT ${arg(f.limit)}`,
-      args,
-    );
+    const w = new Where();
+    if (!f.includeDeleted) w.add('NOT deleted');
+    if (f.status === 'pending') w.add('last_run_status IS NULL');
+    else if (f.status) w.add('last_run_status = ?', f.status);
+    // jsonb_exists is jsonb's `?` (has this string), spelled as a function: Where numbers every `?`.
+    if (f.tag) w.add("jsonb_exists(definition->'tags', ?)", f.tag);
+    if (f.enabled !== undefined) w.add('enabled = ?', f.enabled);
+    if (f.afterTaskId) w.add('task_id > ?', f.afterTaskId);
+    const r = await this.pool.query(`SELECT * FROM tasks ${w.sql} ORDER BY task_id LIMIT ${w.param(f.limit)}`, w.params);
     return r.rows.map(rowToTask);
   }
 
@@ -205,16 +203,11 @@ export class TaskStore {
 
   /** Runs by status; `needs_attention` is the queue of runs that failed for good. */
   async listRuns(f: { status?: RunStatus | 'needs_attention'; taskId?: string; limit: number }): Promise<RunRow[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    const arg = (v: unknown) => (args.push(v), `$${args.length}`);
-    if (f.status === 'needs_attention') where.push('needs_attention');
-    else if (f.status) where.push(`status = ${arg(f.status)}`);
-    if (f.taskId) where.push(`task_id = ${arg(f.taskId)}`);
-    const r = await this.pool.query(
-      `SELECT ${RUN_COLUMNS} FROM task_runs_current ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY recorded_at DESC LIMIT ${arg(f.limit)}`,
-      args,
-    );
+    const w = new Where();
+    if (f.status === 'needs_attention') w.add('needs_attention');
+    else if (f.status) w.add('status = ?', f.status);
+    if (f.taskId) w.add('task_id = ?', f.taskId);
+    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current ${w.sql} ORDER BY recorded_at DESC LIMIT ${w.param(f.limit)}`, w.params);
     return r.rows;
   }
 

@@ -59,6 +59,8 @@ interface Pending {
   /** Content size, to keep one batch well under Temporal's 2 MB payload limit. */
   bytes: number;
   outcome?: AppendOutcome;
+  /** Answers the update handler waiting for this item (absent for the workflow's own writes). */
+  settle?: (o: AppendOutcome) => void;
 }
 
 /** Histories recorded before the error catalogue hold failures as `{errorType, message}`. */
@@ -97,16 +99,22 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     if (problem) throw problem.toFailure();
   }
 
-  async function enqueue(item: AppendRequest): Promise<AppendReceipt> {
-    // Native JSON.stringify: the batch bound needs a size, not the canonical form (the validator checked that).
-    const p: Pending = { item, bytes: utf8Length(JSON.stringify(item.content)) };
-    queue.push(p);
-    appendsThisRun++;
-    lastActivityMs = Date.now();
-    await condition(() => p.outcome !== undefined);
-    const o = p.outcome!;
-    if (!o.ok) throw DomainError.fromDetail(errorOf(o)).toFailure();
-    return o.result;
+  /**
+   * Queues an append for the write loop; the promise settles when its batch is written. A plain
+   * promise rather than `await condition(...)`: the SDK records a stack trace for every promise a
+   * workflow creates (its stack-trace query), so the hot path creates as few as it can.
+   */
+  function enqueue(item: AppendRequest): Promise<AppendReceipt> {
+    return new Promise<AppendReceipt>((resolve, reject) => {
+      // Native JSON.stringify: the batch bound needs a size, not the canonical form (the validator checked that).
+      queue.push({
+        item,
+        bytes: utf8Length(JSON.stringify(item.content)),
+        settle: (o) => (o.ok ? resolve(o.result) : reject(DomainError.fromDetail(errorOf(o)).toFailure())),
+      });
+      appendsThisRun++;
+      lastActivityMs = Date.now();
+    });
   }
 
   setHandler(
@@ -222,6 +230,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     batch.forEach((p, i) => {
       const o = outcomes[i];
       p.outcome = o;
+      p.settle?.(o);
       if (!o.ok) {
         // An end that was not stored leaves the session open, or it would refuse everything forever.
         if (p.item.type === EventType.SessionEnd && errorOf(o).code !== ErrorCode.SessionArchived && !endEvent) {

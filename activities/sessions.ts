@@ -108,19 +108,18 @@ export function createSessionActivities(pool: Pool) {
 
   function writeBatch(input: AppendEventsInput, stored: StoredEvent[]): Promise<AppendOutcome[]> {
     const { sessionId } = input;
-    return store.write(sessionId, async (tx) => {
+    // Earlier attempts of this batch, earlier requests with the same idempotency key, and the
+    // chain head: looked up in the round trip that takes the session's lock.
+    const lookup = {
+      eventIds: input.items.map((i) => i.eventId),
+      idempotencyKeys: input.items.map((i) => i.idempotencyKey).filter((k): k is string => !!k),
+    };
+    return store.write(sessionId, lookup, async (tx, found) => {
       if (input.create) {
         const { created, timelineId } = await tx.createTimeline({ sessionId, workflowId: input.workflowId, ...input.create });
         if (!created && timelineId !== input.create.timelineId) return input.items.map(() => refused(sessionErrors.exists(sessionId)));
       }
 
-      // Earlier attempts of this batch, and earlier requests with the same idempotency key.
-      // ...and the chain head, in the same round trip.
-      const found = await tx.known(
-        sessionId,
-        input.items.map((i) => i.eventId),
-        input.items.map((i) => i.idempotencyKey).filter((k): k is string => !!k),
-      );
       const byId = new Map<string, StoredEvent>();
       const byKey = new Map<string, StoredEvent>();
       const remember = (e: StoredEvent) => {
@@ -171,7 +170,7 @@ export function createSessionActivities(pool: Pool) {
         return { ok: true, result: { event: header(event), deduplicated: false } };
       });
 
-      await tx.insertEvents(fresh, input);
+      tx.insertEvents(fresh, input);
       stored.splice(0, stored.length, ...fresh);
       return outcomes;
     });

@@ -1,5 +1,5 @@
 /** PostgreSQL connection helpers shared by the worker, the API and the tools. */
-import { Pool, PoolClient, PoolConfig, types } from 'pg';
+import { Pool, PoolClient, PoolConfig, QueryResult, types } from 'pg';
 import { LIMITS } from './domain/limits';
 import { log } from './log';
 
@@ -32,7 +32,22 @@ export function createPool(connectionString: string, overrides: Partial<PoolConf
  * ones), and an 'error' event without a listener kills the process: a connection lost
  * mid-transaction (a database restart) must fail this call, not the worker.
  */
-export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, opening?: (c: PoolClient) => string): Promise<T> {
+/** What a transaction's body gets besides its client (see inTransaction's `opening`). */
+export interface TxContext {
+  /** The results of the `opening` statements, in order (empty without them). */
+  opened: QueryResult[];
+  /**
+   * Sends `sql` (statements with literals only, escaped with the client's escapeLiteral) in the
+   * same round trip as COMMIT; if it fails, the transaction rolls back and the call rejects.
+   */
+  commitWith(sql: string): void;
+}
+
+export async function inTransaction<T>(
+  pool: Pool,
+  fn: (c: PoolClient, tx: TxContext) => Promise<T>,
+  opening?: (c: PoolClient) => string,
+): Promise<T> {
   const client = await pool.connect();
   let lost: Error | undefined;
   const onError = (err: Error) => {
@@ -41,10 +56,17 @@ export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promis
   client.on('error', onError);
   try {
     // `opening`: statements (literals only, escaped with the client's escapeLiteral) sent with
-    // BEGIN in one simple-protocol round trip; on a busy host every round trip is a wait.
-    await client.query(opening ? `BEGIN; ${opening(client)}` : 'BEGIN');
-    const out = await fn(client);
-    await client.query('COMMIT');
+    // BEGIN in one simple-protocol round trip, and `commitWith` the last ones with COMMIT: on a
+    // busy host every round trip is a wait.
+    const begun = (await client.query(opening ? `BEGIN; ${opening(client)}` : 'BEGIN')) as QueryResult | QueryResult[];
+    let tail: string | undefined;
+    const out = await fn(client, {
+      opened: Array.isArray(begun) ? begun.slice(1) : [],
+      commitWith: (sql) => {
+        tail = tail ? `${tail}; ${sql}` : sql;
+      },
+    });
+    await client.query(tail ? `${tail}; COMMIT` : 'COMMIT');
     return out;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);

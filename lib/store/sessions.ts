@@ -4,7 +4,7 @@
  * above this module writes SQL for timelines.
  */
 import type { Pool, PoolClient } from 'pg';
-import { inTransaction } from '../db';
+import { inTransaction, TxContext } from '../db';
 import type { JsonValue } from '../domain/canonical-json';
 import { LIMITS } from '../domain/limits';
 import type { ChainHead, StoredEvent, TimelineStatus } from '../domain/sessions';
@@ -101,7 +101,10 @@ export interface WriteHead {
 
 /** The writer's view inside one transaction that holds the session's lock. */
 export class SessionWriteTx {
-  constructor(private readonly db: PoolClient) {}
+  constructor(
+    private readonly db: PoolClient,
+    private readonly ctx: TxContext,
+  ) {}
 
   /** Inserts the timeline row; false when it exists already (its timeline_id is returned). */
   async createTimeline(t: NewTimelineRow): Promise<{ created: boolean; timelineId: string | undefined }> {
@@ -116,56 +119,71 @@ export class SessionWriteTx {
     return { created: false, timelineId: existing.rows[0]?.timeline_id as string | undefined };
   }
 
-  /**
-   * In one statement (one round trip): stored events with one of these ids (any session) or
-   * this session's events with one of these keys, the chain head plus its type, and the
-   * database clock. The head row leaves its content out (up to 1 MiB, and not needed).
-   */
-  async known(sessionId: string, eventIds: string[], keys: string[]): Promise<{ known: StoredEvent[] } & WriteHead> {
-    const { rows } = await this.db.query(
-      `SELECT true AS is_head, (extract(epoch from clock_timestamp()) * 1000)::bigint AS now,
+  /** Inserts events in order (VALUES rows are processed in order, so each row's guard trigger sees the one before it), sent with COMMIT. */
+  insertEvents(events: StoredEvent[], writer: { workflowId: string; runId: string }): void {
+    if (events.length === 0) return;
+    const lit = (v: string | null) => (v === null ? 'NULL' : this.db.escapeLiteral(v));
+    const rows = events.map(
+      (e) =>
+        `(${[lit(e.session_id), int(e.seq), lit(e.event_id), lit(e.event_type), int(e.ts), `${lit(JSON.stringify(e.content))}::jsonb`, lit(e.prev_hash), lit(e.hash), lit(e.idempotency_key), lit(writer.workflowId), lit(writer.runId)].join(', ')})`,
+    );
+    this.ctx.commitWith(`INSERT INTO timeline_events (${EVENT_COLUMNS}, workflow_id, run_id) VALUES ${rows.join(', ')}`);
+  }
+}
+
+/** An integer as an SQL literal; anything else is a bug upstream, refused before it reaches SQL text. */
+function int(n: number): string {
+  if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
+  return String(n);
+}
+
+/** What the writer looks up before deciding a batch: stored events by these ids (any session) or by this session's keys. */
+export interface KnownLookup {
+  eventIds: string[];
+  idempotencyKeys: string[];
+}
+
+/**
+ * In one statement: stored events with one of these ids (any session) or this session's
+ * events with one of these keys, the chain head plus its type, and the database clock. The
+ * head row leaves its content out (up to 1 MiB, and not needed). Literals only, so it travels
+ * with BEGIN and the lock in one simple-protocol round trip.
+ */
+function knownSql(db: PoolClient, sessionId: string, l: KnownLookup): string {
+  const array = (xs: string[], type: string) => `ARRAY[${xs.map((x) => db.escapeLiteral(x)).join(', ')}]::${type}[]`;
+  const sid = db.escapeLiteral(sessionId);
+  return `SELECT true AS is_head, (extract(epoch from clock_timestamp()) * 1000)::bigint AS now,
               h.session_id, h.seq, h.event_id, h.event_type, h.ts, NULL::jsonb AS content, h.prev_hash, h.hash, h.idempotency_key
          FROM (SELECT 1) one
          LEFT JOIN LATERAL (SELECT ${EVENT_COLUMNS} FROM timeline_events
-                             WHERE session_id = $2 ORDER BY seq DESC LIMIT 1) h ON true
+                             WHERE session_id = ${sid} ORDER BY seq DESC LIMIT 1) h ON true
        UNION ALL
        SELECT false, NULL, ${EVENT_COLUMNS} FROM timeline_events
-        WHERE event_id = ANY($1::uuid[]) OR (session_id = $2 AND idempotency_key = ANY($3::text[]))`,
-      [eventIds, sessionId, keys],
-    );
-    const h = rows.find((r) => r.is_head === true)!;
-    return {
-      known: rows.filter((r) => r.is_head !== true).map(rowToEvent),
-      nowMs: Number(h.now),
-      head: h.seq == null ? null : { seq: Number(h.seq), hash: h.hash as string, ts: Number(h.ts), type: h.event_type as string },
-    };
-  }
+        WHERE event_id = ANY(${array(l.eventIds, 'uuid')}) OR (session_id = ${sid} AND idempotency_key = ANY(${array(l.idempotencyKeys, 'text')}))`;
+}
 
-  /** Inserts events in order; VALUES rows are processed in order, so each row's guard trigger sees the one before it. */
-  async insertEvents(events: StoredEvent[], writer: { workflowId: string; runId: string }): Promise<void> {
-    if (events.length === 0) return;
-    const params: unknown[] = [];
-    const rows = events.map((e) => {
-      const base = params.length;
-      params.push(e.session_id, e.seq, e.event_id, e.event_type, e.ts, JSON.stringify(e.content), e.prev_hash, e.hash, e.idempotency_key, writer.workflowId, writer.runId);
-      return `(${Array.from({ length: 11 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
-    });
-    await this.db.query(`INSERT INTO timeline_events (${EVENT_COLUMNS}, workflow_id, run_id) VALUES ${rows.join(', ')}`, params);
-  }
+function knownOf(rows: Record<string, unknown>[]): { known: StoredEvent[] } & WriteHead {
+  const h = rows.find((r) => r.is_head === true)!;
+  return {
+    known: rows.filter((r) => r.is_head !== true).map(rowToEvent),
+    nowMs: Number(h.now),
+    head: h.seq == null ? null : { seq: Number(h.seq), hash: h.hash as string, ts: Number(h.ts), type: h.event_type as string },
+  };
 }
 
 export class SessionStore {
   constructor(private readonly pool: Pool) {}
 
   /**
-   * Runs `fn` in one transaction holding the session's advisory lock: belt and braces next
-   * to the single-writer workflow, so a second writer waits instead of losing a race.
+   * Runs `fn` in one transaction holding the session's advisory lock (belt and braces next to
+   * the single-writer workflow, so a second writer waits instead of losing a race), with what
+   * `lookup` finds. Two round trips for a batch: BEGIN + lock + lookup, then insert + COMMIT.
    */
-  write<T>(sessionId: string, fn: (tx: SessionWriteTx) => Promise<T>): Promise<T> {
+  write<T>(sessionId: string, lookup: KnownLookup, fn: (tx: SessionWriteTx, found: { known: StoredEvent[] } & WriteHead) => Promise<T>): Promise<T> {
     return inTransaction(
       this.pool,
-      (db) => fn(new SessionWriteTx(db)),
-      (db) => `SELECT pg_advisory_xact_lock(hashtextextended(${db.escapeLiteral(sessionId)}, 0))`,
+      (db, ctx) => fn(new SessionWriteTx(db, ctx), knownOf(ctx.opened[1].rows)),
+      (db) => `SELECT pg_advisory_xact_lock(hashtextextended(${db.escapeLiteral(sessionId)}, 0)); ${knownSql(db, sessionId, lookup)}`,
     );
   }
 

@@ -193,7 +193,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   async function writeBatch(batch: Pending[], create: boolean): Promise<void> {
     let outcomes: AppendOutcome[];
     try {
-      outcomes = await write(batch, create);
+      outcomes = await appendEvents(writeInput(batch, create));
     } catch (err) {
       // A write no retry can fix fails this batch's callers; the session stays open. A local
       // activity's own failure arrives bare (only its timeouts and cancellations come wrapped
@@ -206,8 +206,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     deliver(batch, outcomes);
   }
 
-  function write(batch: Pending[], create: boolean): Promise<AppendOutcome[]> {
-    const input: AppendEventsInput = {
+  function writeInput(batch: Pending[], create: boolean): AppendEventsInput {
+    return {
       sessionId: settings.sessionId,
       databaseInstance: settings.databaseInstance,
       workflowId: info.workflowId,
@@ -223,7 +223,6 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         : undefined,
       items: batch.map((p) => p.item),
     };
-    return appendEvents(input);
   }
 
   function deliver(batch: Pending[], outcomes: AppendOutcome[]): void {
@@ -264,7 +263,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
 
   for (;;) {
     const wait = () => queue.length > 0 || (rotationDue() && allHandlersFinished());
-    const woke = idleMs === undefined ? (await condition(wait), true) : await condition(wait, Math.max(1, lastActivityMs + idleMs - Date.now()));
+    // Without an idle timeout there is no timer to (re)start, so a loop that finds work queued
+    // goes straight on without creating the condition's promises (with one, the timer's seq
+    // numbering must stay as recorded histories have it).
+    const woke =
+      idleMs === undefined ? (wait() || (await condition(wait)), true) : await condition(wait, Math.max(1, lastActivityMs + idleMs - Date.now()));
     if (!woke && idleMs !== undefined && Date.now() - lastActivityMs >= idleMs && status === SessionStatus.Open) {
       status = SessionStatus.Ending;
       endReason = 'idle';

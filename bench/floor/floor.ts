@@ -9,10 +9,12 @@ import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { LIMITS } from '../../lib/domain/limits';
 import type { BenchTarget } from '../target';
-import { floorUpdate, floorWorkflow } from './workflow';
+import { FloorActivities, floorLocalUpdate, floorUpdate, floorWorkflow } from './workflow';
 
 export interface Floor {
   target: BenchTarget;
+  /** The same workflows, appending through one no-op local activity (floorLocalUpdate). */
+  localTarget: BenchTarget;
   close(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export async function startFloor(address: string, namespace: string): Promise<Fl
     namespace,
     taskQueue,
     workflowsPath: require.resolve('./workflow'),
+    activities: { echo: async (x: number) => x } satisfies FloorActivities,
     maxCachedWorkflows: LIMITS.workerMaxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: LIMITS.workerMaxConcurrentWorkflowTasks,
     workflowThreadPoolSize: LIMITS.workerWorkflowThreads,
@@ -42,18 +45,21 @@ export async function startFloor(address: string, namespace: string): Promise<Fl
   const running = worker.run();
   const client = new Client({ connection, namespace });
   const wid = (id: string) => `floor/${id}`;
-  const target: BenchTarget = {
-    name: 'bare Update',
+  const targetFor = (name: string, update: typeof floorUpdate): BenchTarget => ({
+    name,
     async init(id) {
       const start = new WithStartWorkflowOperation(floorWorkflow, { workflowId: wid(id), taskQueue, workflowIdConflictPolicy: 'FAIL' });
-      await client.workflow.executeUpdateWithStart(floorUpdate, { args: [0], startWorkflowOperation: start });
+      await client.workflow.executeUpdateWithStart(update, { args: [0], startWorkflowOperation: start });
     },
     async append(id, k) {
-      await client.workflow.getHandle(wid(id)).executeUpdate(floorUpdate, { args: [k] });
+      await client.workflow.getHandle(wid(id)).executeUpdate(update, { args: [k] });
     },
-  };
+  });
+  const target = targetFor('bare Update', floorUpdate);
+  const localTarget = targetFor('Update + no-op local activity', floorLocalUpdate);
   return {
     target,
+    localTarget,
     async close() {
       worker.shutdown();
       await running.catch(() => undefined);

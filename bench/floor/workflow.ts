@@ -7,15 +7,25 @@
  * task queue, never registered by the production worker (workflows/ does not import it).
  *
  * - bench/timeline.ts: the no-op Update `floor` (like an append answering with its receipt),
- *   on a workflow started without input that stays open.
+ *   on a workflow started without input that stays open; and `floorLocal`, whose handler
+ *   awaits one no-op local activity: the least any design costs in which the workflow itself
+ *   writes (an activity result must come back into the workflow before the Update answers).
  * - bench/intents.ts: shaped like an intent's life: update-with-start `open`, update `step`,
  *   update `finish` that completes the run; `steps: 0` completes in its first workflow task
  *   (the bare start).
  */
-import { allHandlersFinished, condition, defineUpdate, setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, condition, defineUpdate, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+
+/** The floor worker's one activity: returns its argument. */
+export interface FloorActivities {
+  echo(x: number): Promise<number>;
+}
+const { echo } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10s' });
 
 /** Returns its argument, without touching anything. */
 export const floorUpdate = defineUpdate<number, [number]>('floor');
+/** Returns its argument through one no-op local activity. */
+export const floorLocalUpdate = defineUpdate<number, [number]>('floorLocal');
 export const openUpdate = defineUpdate<number, []>('open');
 export const stepUpdate = defineUpdate<number, []>('step');
 export const finishUpdate = defineUpdate<number, []>('finish');
@@ -24,6 +34,7 @@ export async function floorWorkflow(input: { steps?: number } = {}): Promise<num
   let n = 0;
   let finished = input.steps === 0;
   setHandler(floorUpdate, (x: number) => x);
+  setHandler(floorLocalUpdate, (x: number) => echo(x));
   setHandler(openUpdate, () => ++n);
   setHandler(stepUpdate, () => ++n);
   setHandler(finishUpdate, () => {

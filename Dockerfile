@@ -1,7 +1,8 @@
 # Timekeeper API / worker / migrations image. One image, three roles (docker-compose.yml):
-#   tsx bin/api.ts | tsx bin/worker.ts | npm run migrate
+#   tsx bin/api.ts | node -r ./bin/tsx-main-thread.cjs bin/worker.ts | npm run migrate
 # (the bodies of the api / worker / migrate scripts in package.json). There is no build
-# step: tsx is a runtime dependency and runs the TypeScript directly.
+# step: tsx is a runtime dependency and runs the TypeScript directly (in the worker, in its
+# main thread only: bin/tsx-main-thread.cjs).
 FROM node:20-bookworm-slim
 
 # node_modules/.bin on PATH so the package.json script bodies (`tsx bin/api.ts`) run as

@@ -38,10 +38,16 @@ export interface RunOptions {
   superviseWorker?: boolean;
 }
 
-/** `bin/worker.ts` in a child process, with this process's loader flags (tsx) and an IPC channel, so it stops when we are gone. */
+/**
+ * `bin/worker.ts` in a child process with an IPC channel, so it stops when we are gone; tsx is
+ * registered in its main thread only (bin/tsx-main-thread.cjs says why).
+ */
 function spawnWorker(env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [...process.execArgv, path.join(__dirname, 'worker.ts')], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return spawn(process.execPath, [...WORKER_NODE_ARGS, path.join(__dirname, 'worker.ts')], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
+
+/** How a worker process loads TypeScript: tsx in its main thread, nothing in the workflow threads. */
+export const WORKER_NODE_ARGS = ['-r', path.join(__dirname, 'tsx-main-thread.cjs')];
 
 /** Start-up messages ("[postgres] …") as log lines, the bracketed part as the component. */
 const log = (m: string) => {

@@ -16,6 +16,7 @@ import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createApp } from '../../api/app';
+import { WORKER_NODE_ARGS } from '../../bin/run';
 import { loadKeyStore } from '../../api/auth';
 import { TimekeeperClient } from '../../api/client';
 import { Config, loadConfig } from '../../lib/config';
@@ -164,9 +165,9 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
     client,
     temporalAddress,
     startWorker() {
-      // node --import tsx, not the tsx CLI: the CLI runs the script in a grandchild process
-      // that a SIGKILL of the CLI would leave running.
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
+      // node itself, not the tsx CLI: the CLI runs the script in a grandchild process that a
+      // SIGKILL of the CLI would leave running. tsx in the main thread only, as `npm run worker`.
+      const child = spawn(process.execPath, [...WORKER_NODE_ARGS, path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
         cwd: ROOT,
         env: workerEnv,
         stdio: ['ignore', 'pipe', 'pipe'],

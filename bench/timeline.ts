@@ -495,6 +495,8 @@ async function main(): Promise<void> {
       } else {
         const a = await runScenario(spec, timekeeper, opts, runId, tk);
         const b = floor && (await runScenario(spec, floor.target, opts, `${runId}_floor`));
+        // The seed load also through the one-writer floor (Update + no-op local activity).
+        const c = floor && spec.name === 'seed' ? await runScenario(spec, floor.localTarget, opts, `${runId}_floorla`) : undefined;
         if (opts.raw) a.raw = await rawInsertBaseline(opts.databaseUrl, spec.concurrency, Math.max(spec.sessions * spec.events, 5000), `${runId}_${spec.name}`);
         missed += report(a, opts).filter((t) => !t.pass).length;
         if (b) {
@@ -504,6 +506,14 @@ async function main(): Promise<void> {
             { what: `${spec.name} appends/s${reads}`, tk: rate(a.append.ms.length, a.appendWallMs), floor: rate(b.append.ms.length, b.appendWallMs), bound: spec.name === 'seed' ? { min: 0.8 } : undefined },
             { what: `${spec.name} init/s`, tk: rate(a.init.ms.length, a.initWallMs), floor: rate(b.init.ms.length, b.initWallMs) },
             { what: `${spec.name} append p50 ms`, tk: a.append.pct(50), floor: b.append.pct(50) },
+          );
+        }
+        if (b && c) {
+          report(c, opts);
+          const perS = (r: typeof a) => rate(r.append.ms.length, r.appendWallMs);
+          ratios.push(
+            { what: `${spec.name} appends/s: Update + LA`, tk: perS(c), floor: perS(b) },
+            { what: `${spec.name} appends/s / (Update + LA)`, tk: perS(a), floor: perS(c) },
           );
         }
       }

@@ -57,7 +57,7 @@ export function metricsRouter(d: MetricsDeps): Router {
         if (stats) for (const status of INTENT_STATUSES) metrics.intents.set({ status }, stats.by_status[status] ?? 0);
       }
       const own = await registry.metrics();
-      res.set('content-type', registry.contentType).send(d.workerMetricsUrl ? await mergeWorkerMetrics(d.workerMetricsUrl, own, await registry.getMetricsAsJSON()) : own);
+      res.set('content-type', registry.contentType).send(d.workerMetricsUrl ? await mergeWorkerMetrics(d.workerMetricsUrl, own) : own);
     },
   );
   return r;

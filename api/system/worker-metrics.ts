@@ -16,7 +16,7 @@ import { LIMITS } from '../../lib/domain/limits';
  * process has samples of (HTTP, health, process_*) is its own; one it has none of (appends,
  * intents, task runs) comes from the child. Only this process's part when the child does not answer.
  */
-export async function mergeWorkerMetrics(url: string, own: string, ownFamilies: readonly { name: string; values: readonly unknown[] }[]): Promise<string> {
+export async function mergeWorkerMetrics(url: string, own: string): Promise<string> {
   let text: string;
   try {
     const r = await fetch(url, { signal: AbortSignal.timeout(LIMITS.workerMetricsScrapeMs) });
@@ -25,10 +25,21 @@ export async function mergeWorkerMetrics(url: string, own: string, ownFamilies: 
   } catch {
     return own; // restarting: its series come back with it (counters restart from 0, as Prometheus expects)
   }
-  const observedHere = new Set(ownFamilies.filter((f) => f.values.length > 0).map((f) => f.name));
-  const fromChild = withoutFamilies(text, observedHere);
+  const fromChild = withoutFamilies(text, familiesWithSamples(own));
   const childNames = new Set([...fromChild.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]));
   return withoutFamilies(own, childNames) + fromChild;
+}
+
+/** The families of an exposition that have at least one sample line (read from the text: one rendering per scrape). */
+export function familiesWithSamples(text: string): Set<string> {
+  const found = new Set<string>();
+  let family: string | undefined;
+  for (const line of text.split('\n')) {
+    const type = /^# TYPE (\S+)/.exec(line);
+    if (type) family = type[1];
+    else if (family && line && !line.startsWith('#')) found.add(family);
+  }
+  return found;
 }
 
 /** Drops every block (# HELP, # TYPE and samples) of a family in `own`. */

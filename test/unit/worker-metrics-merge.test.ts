@@ -1,7 +1,7 @@
 /** npm start's /metrics: the worker child's exposition merged into the API's, each family once, from where it is observed. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mergeWorkerMetrics, withoutFamilies } from '../../api/system/worker-metrics';
+import { familiesWithSamples, mergeWorkerMetrics, withoutFamilies } from '../../api/system/worker-metrics';
 
 const block = (name: string, type: string, samples: string[]) => [`# HELP ${name} help`, `# TYPE ${name} ${type}`, ...samples].join('\n');
 const childText = [
@@ -16,11 +16,11 @@ const apiText = [
   block('timekeeper_http_requests_total', 'counter', ['timekeeper_http_requests_total{method="GET",route="/metrics",status="200"} 1']),
   '',
 ].join('\n');
-const apiFamilies = [
-  { name: 'process_resident_memory_bytes', values: [{}] },
-  { name: 'timekeeper_events_appended_total', values: [] },
-  { name: 'timekeeper_http_requests_total', values: [{}] },
-];
+
+test('familiesWithSamples: the families with a sample line, histograms by their family name', () => {
+  const histogram = block('timekeeper_append_batch_seconds', 'histogram', ['timekeeper_append_batch_seconds_bucket{le="0.1"} 1', 'timekeeper_append_batch_seconds_sum 0.05', 'timekeeper_append_batch_seconds_count 1']);
+  expect([...familiesWithSamples(`${apiText}${histogram}\n`)].sort()).toEqual(['process_resident_memory_bytes', 'timekeeper_append_batch_seconds', 'timekeeper_http_requests_total']);
+});
 
 test('withoutFamilies drops whole blocks and nothing else', () => {
   expect(withoutFamilies(childText, new Set(['process_resident_memory_bytes', 'timekeeper_http_requests_total']))).toBe(
@@ -40,7 +40,7 @@ describe('mergeWorkerMetrics', () => {
   afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 
   test('each family once: observed here from here, observed in the child from the child', async () => {
-    const merged = await mergeWorkerMetrics(url, apiText, apiFamilies);
+    const merged = await mergeWorkerMetrics(url, apiText);
     for (const name of ['process_resident_memory_bytes', 'timekeeper_events_appended_total', 'timekeeper_http_requests_total']) {
       expect(merged.match(new RegExp(`^# TYPE ${name} `, 'gm'))).toHaveLength(1);
     }
@@ -51,6 +51,6 @@ describe('mergeWorkerMetrics', () => {
   });
 
   test('a child that does not answer (restarting): this process\'s part alone', async () => {
-    expect(await mergeWorkerMetrics('http://127.0.0.1:1/metrics', apiText, apiFamilies)).toBe(apiText);
+    expect(await mergeWorkerMetrics('http://127.0.0.1:1/metrics', apiText)).toBe(apiText);
   });
 });

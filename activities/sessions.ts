@@ -116,7 +116,7 @@ export function createSessionActivities(pool: Pool) {
     };
     return store.write(sessionId, lookup, async (tx, found) => {
       if (input.create) {
-        const { created, timelineId } = await tx.createTimeline({ sessionId, workflowId: input.workflowId, ...input.create });
+        const { created, timelineId } = await tx.createTimeline({ sessionId, workflowId: input.workflowId, createdTs: found.nowMs, ...input.create });
         if (!created && timelineId !== input.create.timelineId) return input.items.map(() => refused(sessionErrors.exists(sessionId)));
       }
 

@@ -91,6 +91,8 @@ export interface NewTimelineRow {
   metadata?: { [k: string]: JsonValue };
   idleTimeoutS?: number;
   workflowId: string;
+  /** The database clock the batch read with its lookup, so SESSION_CREATE's ts is never before it. */
+  createdTs: number;
 }
 
 /** The chain head plus its type (to refuse appends after SESSION_END), and the database clock. */
@@ -110,9 +112,9 @@ export class SessionWriteTx {
   async createTimeline(t: NewTimelineRow): Promise<{ created: boolean; timelineId: string | undefined }> {
     const r = await this.db.query(
       `INSERT INTO timeline_sessions (session_id, timeline_id, agent_id, channel, metadata, idle_timeout_s, workflow_id, created_ts)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, (extract(epoch from clock_timestamp()) * 1000)::bigint)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (session_id) DO NOTHING`,
-      [t.sessionId, t.timelineId, t.agentId ?? null, t.channel ?? null, JSON.stringify(t.metadata ?? {}), t.idleTimeoutS ?? null, t.workflowId],
+      [t.sessionId, t.timelineId, t.agentId ?? null, t.channel ?? null, JSON.stringify(t.metadata ?? {}), t.idleTimeoutS ?? null, t.workflowId, t.createdTs],
     );
     if (r.rowCount === 1) return { created: true, timelineId: t.timelineId };
     const existing = await this.db.query('SELECT timeline_id FROM timeline_sessions WHERE session_id = $1', [t.sessionId]);

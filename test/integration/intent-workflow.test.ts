@@ -84,6 +84,40 @@ test('a zombie intent expires: still requested after ttl_s it becomes blocked wi
   expect((await sys.tk.intents.verify(id)).ok).toBe(true);
 });
 
+test('one timer per deadline: requested → in-progress keeps the expiry timer; only a new deadline replaces it', async () => {
+  sys = await startTestSystem();
+  const events = async (id: string) => {
+    const h = await sys.client.workflow.getHandle(`intent/${id}`).fetchHistory();
+    const events = h.events ?? [];
+    return {
+      started: events.filter((e) => e.timerStartedEventAttributes).length,
+      cancelled: events.filter((e) => e.timerCanceledEventAttributes).length,
+      patches: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length,
+    };
+  };
+  const id = uid('ONETIMER');
+  await create({ event_id: id });
+  const first = (await get(id)).workflow.next;
+  expect(first).toMatchObject({ action: 'expire' });
+  expect((await patch(id, { status: 'in-progress' })).status).toBe(200);
+  expect((await get(id)).workflow.next).toEqual(first);
+  expect((await patch(id, { status: 'done', data: { ok: true } })).status).toBe(200);
+  await sys.client.workflow.getHandle(`intent/${id}`).result();
+  expect(await events(id)).toEqual({ started: 1, cancelled: 0, patches: 1 });
+
+  // Each move to another deadline: expire → close (blocked) → expire again (requested) → none (done).
+  const moved = uid('MOVED');
+  await create({ event_id: moved });
+  await patch(moved, { status: 'in-progress' });
+  await patch(moved, { status: 'blocked', data: { error: 'e', next_step: 'n' } });
+  expect((await get(moved)).workflow.next).toMatchObject({ action: 'close' });
+  await patch(moved, { status: 'requested' });
+  expect((await get(moved)).workflow.next).toMatchObject({ action: 'expire' });
+  await patch(moved, { status: 'done' });
+  await sys.client.workflow.getHandle(`intent/${moved}`).result();
+  expect(await events(moved)).toEqual({ started: 3, cancelled: 2, patches: 1 });
+});
+
 test('per-domain TTLs from configuration apply when the create gives none; in-progress expires too', async () => {
   sys = await startTestSystem({ config: { intentDomainTtls: { fast: 1 } } });
   const id = uid('FAST');

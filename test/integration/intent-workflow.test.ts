@@ -254,3 +254,75 @@ test('an open intent whose workflow was terminated: a PATCH restarts it from the
   expect(b.transitions.map((t) => t.seq)).toEqual([1, 2]);
   expect((await sys.tk.intents.verify(z)).ok).toBe(true);
 });
+
+test('a blocked retry intent whose workflow was terminated: the sweep restarts it, it re-opens at retry_after and wakes the agent once', async () => {
+  hook = await wakeServer();
+  sys = await startTestSystem({ config: { intentWakeUrl: hook.url, intentWakeToken: 'sweep-wake-token' } });
+  const id = uid('SWEEPRETRY');
+  await create({ event_id: id, action: 'send-invoice' });
+  const retryAt = new Date(Date.now() + 3000).toISOString();
+  const r = await patch(id, { status: 'blocked', data: { error: 'SMTP down', next_step: 'Send the invoice again', retry: true, retry_after: retryAt } });
+  expect(r.status).toBe(200);
+  // Blocked without a retry is not the sweep's to restart: it waits for a human's PATCH.
+  const parked = uid('SWEEPPARKED');
+  await create({ event_id: parked });
+  await patch(parked, { status: 'blocked', data: { error: 'needs a human', next_step: 'ask', retry: false } });
+  for (const x of [id, parked]) await sys.client.workflow.getHandle(`intent/${x}`).terminate('test: an operator terminated it');
+  expect((await get(id)).workflow.open).toBe(false);
+
+  const intents = IntentClient.fromConfig(sys.client, sys.pool, sys.config);
+  const swept = await intents.reconcileOpen();
+  expect(swept).toContain(id);
+  expect(swept).not.toContain(parked);
+  expect(await intents.reconcileOpen()).not.toContain(id);
+  expect((await get(id)).workflow).toMatchObject({ open: true, next: { action: 'retry', at: retryAt } });
+
+  const reopened = await waitFor('re-open', statusIs(id, 'requested'));
+  expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(retryAt));
+  const last = reopened.transitions[reopened.transitions.length - 1];
+  expect(last).toMatchObject({ seq: 3, from: 'blocked', to: 'requested', note: 'retry_after reached', actor: 'system', data: { retry_after: retryAt } });
+  const mine = () => hook.wakes.filter((w) => w.body.text.includes(id));
+  await waitFor('wake', async () => (mine().length ? true : undefined));
+  await sleep(1500); // nothing more arrives
+  expect(mine()).toHaveLength(1);
+  expect(mine()[0].headers.authorization).toBe('Bearer sweep-wake-token');
+  expect(mine()[0].headers['idempotency-key']).toBe(last.transition_id);
+  expect(mine()[0].body.text).toContain('Send the invoice again');
+  expect((await get(parked)).status).toBe('blocked');
+  expect((await get(parked)).workflow.open).toBe(false);
+  expect((await sys.tk.intents.verify(id)).ok).toBe(true);
+});
+
+test('the sweep pages through every intent that needs a run, not just the first page', async () => {
+  sys = await startTestSystem();
+  const domain = `sweep${process.pid}${n++}`;
+  const open = [0, 1, 2, 3, 4].map(() => uid('SWEEPPAGE'));
+  for (const id of open) await create({ event_id: id, domain });
+  const waiting = [0, 1, 2].map(() => uid('SWEEPWAIT'));
+  const later = new Date(Date.now() + 3600_000).toISOString();
+  for (const id of waiting) {
+    await create({ event_id: id, domain });
+    await patch(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: true, retry_after: later } });
+  }
+  for (const id of [...open, ...waiting]) await sys.client.workflow.getHandle(`intent/${id}`).terminate('test');
+
+  // The store's keyset pages: in order, without gaps or repeats.
+  const store = new IntentStore(sys.pool);
+  const seen: string[] = [];
+  let after: Parameters<IntentStore['pending']>[0]['after'];
+  for (;;) {
+    const page = await store.pending({ domain, limit: 2, after });
+    seen.push(...page.map((i) => i.event_id));
+    if (page.length < 2) break;
+    after = { createdTs: page[1].created_ts, eventId: page[1].event_id };
+  }
+  expect(seen).toEqual(open);
+
+  const intents = IntentClient.fromConfig(sys.client, sys.pool, sys.config);
+  const swept = await intents.reconcileOpen({ pageSize: 2 });
+  expect(swept).toEqual(expect.arrayContaining([...open, ...waiting]));
+  for (const id of [...open, ...waiting]) expect((await sys.client.workflow.getHandle(`intent/${id}`).describe()).status.name).toBe('RUNNING');
+  const again = await intents.reconcileOpen({ pageSize: 2 });
+  expect(again.filter((id) => open.includes(id) || waiting.includes(id))).toEqual([]);
+  expect((await get(waiting[2])).workflow.next).toEqual({ action: 'retry', at: later });
+});

@@ -289,7 +289,7 @@ export class IntentStore {
    * first: intent_heads.awaiting_retry (schema/010) and its partial index, in the same order
    * as pending, so a page reads as many index entries as it answers.
    */
-  async awaitingRetry(f: { limit: number; after?: IntentKey }): Promise<IntentRow[]> {
+  async awaitingRetry(f: Pick<PendingFilter, 'domain' | 'limit' | 'after'>): Promise<IntentRow[]> {
     return this.headsPage('p.awaiting_retry', f);
   }
 

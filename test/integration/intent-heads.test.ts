@@ -101,12 +101,12 @@ test('awaiting_retry marks exactly the heads blocked with retry and a retry_afte
   await sys.tk.intents.transition(id, { status: 'requested' });
   await sys.tk.intents.transition(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: true, retry_after: later } });
   expect(await flag()).toBe(true);
-  expect((await store.awaitingRetry({ limit: 1000 })).map((i) => i.event_id)).toContain(id);
+  expect((await store.awaitingRetry({ domain, limit: 10 })).map((i) => i.event_id)).toContain(id);
   await sys.tk.intents.transition(id, { status: 'requested' });
   expect(await flag()).toBe(false);
   await sys.tk.intents.transition(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: false, retry_after: later } });
   expect(await flag()).toBe(false);
-  expect((await store.awaitingRetry({ limit: 1000 })).map((i) => i.event_id)).not.toContain(id);
+  expect((await store.awaitingRetry({ domain, limit: 10 })).map((i) => i.event_id)).not.toContain(id);
 
   await sys.ownerPool.query('UPDATE intent_heads SET awaiting_retry = true WHERE event_id = $1', [id]);
   expect(await store.checkHeads()).toEqual([{ event_id: id, stored: { seq: 6, status: 'blocked' }, expected: { seq: 6, status: 'blocked' } }]);

@@ -12,7 +12,9 @@ import { AddressInfo } from 'node:net';
 import type { CallRequest } from '../../api/client';
 import type { CreateIntentBody } from '../../api/intents/client-helpers';
 import { IntentClient } from '../../clients/intents';
+import { databaseInstanceReader } from '../../lib/store/instance';
 import { IntentStore } from '../../lib/store/intents';
+import { intentWorkflow } from '../../workflows/intents/workflow';
 import { refusal, startTestSystem, TestSystem } from '../support/system';
 
 interface Wake {
@@ -325,4 +327,38 @@ test('the sweep pages through every intent that needs a run, not just the first 
   const again = await intents.reconcileOpen({ pageSize: 2 });
   expect(again.filter((id) => open.includes(id) || waiting.includes(id))).toEqual([]);
   expect((await get(waiting[2])).workflow.next).toEqual({ action: 'retry', at: later });
+});
+
+test('a run started from a stale head (the intent moved on meanwhile) ends as stale when its timer is refused, and writes nothing', async () => {
+  sys = await startTestSystem();
+  const id = uid('STALE');
+  await create({ event_id: id, ttl_s: 1 });
+  await sys.client.workflow.getHandle(`intent/${id}`).terminate('test');
+  // What a sweep read before a PATCH restarted the intent and finished it.
+  const stale = (await new IntentStore(sys.pool).get(id))!;
+  expect((await patch(id, { status: 'done' })).status).toBe(200);
+  await sys.client.workflow.getHandle(`intent/${id}`).result();
+  const handle = await sys.client.workflow.start(intentWorkflow, {
+    workflowId: `intent/${id}`,
+    taskQueue: sys.config.taskQueue,
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    args: [
+      {
+        settings: {
+          header: { event_id: id, domain: stale.domain, action: stale.action, tags: stale.tags, session_id: null, dedupe_key: null, ttl_s: stale.ttl_s },
+          retentionS: sys.config.intentRetentionS,
+          databaseInstance: await databaseInstanceReader(sys.pool)(),
+        },
+        carried: { head: { seq: stale.head_seq, hash: stale.head_hash, ts: stale.updated_ts, status: stale.status }, openedAtMs: stale.updated_ts, blocked: null, blockedAtMs: 0, run: 1 },
+      },
+    ],
+  });
+  // Its expiry (long past) is refused against the stored done: the run ends instead of retrying.
+  expect(await handle.result()).toMatchObject({ closed: 'stale', head: { seq: 1, status: 'requested' } });
+  const { rows } = await sys.pool.query('SELECT seq::int, status FROM intent_transitions WHERE event_id = $1 ORDER BY seq', [id]);
+  expect(rows).toEqual([
+    { seq: 1, status: 'requested' },
+    { seq: 2, status: 'done' },
+  ]);
+  expect((await sys.tk.intents.verify(id)).ok).toBe(true);
 });

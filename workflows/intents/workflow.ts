@@ -12,6 +12,8 @@
  * in-progress keeps the time-to-live) keeps the timer that is running for it; only a new
  * deadline cancels it and starts another (patch `intent-one-timer-per-deadline`: runs that
  * began before it keep re-creating the timer on every transition, as their histories recorded).
+ * Under the same patch, a timer's move refused as illegal (a run started from a head that a
+ * PATCH has since moved on from) ends the run as `stale` instead of retrying it every second.
  *
  * Transitions are written one at a time through the local activity recordTransition, which
  * checks each against the stored state. Transitions of an intent with a session are then
@@ -195,9 +197,9 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   }
   if (header.session_id) void linker();
 
-  async function expire(): Promise<void> {
+  async function expire(): Promise<TransitionOutcome> {
     const status = head!.status;
-    await write(
+    return write(
       {
         transitionId: uuid4(),
         to: IntentStatus.Blocked,
@@ -214,7 +216,7 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
     );
   }
 
-  async function reopen(): Promise<void> {
+  async function reopen(): Promise<TransitionOutcome> {
     const was = blocked!;
     const o = await write(
       {
@@ -226,10 +228,11 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       Actor.System,
       false,
     );
-    if (!o.ok) return;
+    if (!o.ok) return o;
     const text = `Timekeeper: intent ${eventId} (${header.action}) is requested again: retry_after reached. Next step: ${was.next_step}`;
     // Tracked, not awaited: a slow hook must not hold up the intent's timers.
     wakes.push(wakeAgent({ transitionId: o.transition.transition_id, text }).catch(() => undefined));
+    return o;
   }
 
   if (!head) {
@@ -299,9 +302,14 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       const changed = await condition(() => version !== before || rotationDue(), Math.max(1, next.atMs - Date.now()));
       if (changed || Date.now() < next.atMs) continue;
     }
-    if (next.action === 'expire') await expire();
-    else if (next.action === 'retry') await reopen();
-    else closed = 'retention';
+    if (next.action === 'close') closed = 'retention';
+    else {
+      const o = next.action === 'expire' ? await expire() : await reopen();
+      // Refused as illegal, the timer's move shows this run's head is not the stored one (a run
+      // started from a head read before a PATCH moved it): stop instead of retrying it forever;
+      // the stored head is the truth, and the next PATCH or the reconcile sweep starts a run from it.
+      if (oneTimerPerDeadline && !o.ok && o.error.code === ErrorCode.InvalidTransition) closed = 'stale';
+    }
   }
 
   return { eventId, head: head!, closed: closed! };

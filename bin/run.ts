@@ -174,13 +174,18 @@ export async function run(opts: RunOptions): Promise<void> {
         cleanups.push(() => m.close());
         log(`[worker] metrics:          http://${config.host}:${m.port}/metrics`);
       }
-      // Open intents whose workflow was terminated or lost get their timers back (IntentClient.reconcileOpen).
+      // Open intents, and blocked ones waiting for retry_after, whose workflow was terminated or lost
+      // get their timers back (IntentClient.reconcileOpen). One sweep at a time: a long one is not doubled.
       const intents = IntentClient.fromConfig(client, pool, config);
+      let sweeping: Promise<unknown> | undefined;
       const reconcile = () =>
-        intents.reconcileOpen().then(
-          (ids) => ids.length > 0 && logger().warn({ component: 'intents', restarted: ids.length, event_ids: ids.slice(0, 20) }, 'restarted the workflows of open intents whose run was not running'),
-          (e: Error) => logger().warn({ component: 'intents', err: e.message }, 'intent reconcile sweep failed; trying again later'),
-        );
+        (sweeping ??= intents
+          .reconcileOpen()
+          .then(
+            (ids) => ids.length > 0 && logger().warn({ component: 'intents', restarted: ids.length, event_ids: ids.slice(0, 20) }, 'restarted the workflows of intents whose run was not running'),
+            (e: Error) => logger().warn({ component: 'intents', err: e.message }, 'intent reconcile sweep failed; trying again later'),
+          )
+          .finally(() => (sweeping = undefined)));
       void reconcile();
       const sweep = setInterval(() => void reconcile(), LIMITS.intentReconcileIntervalMs);
       sweep.unref();

@@ -29,7 +29,7 @@ import { LIMITS } from '../lib/domain/limits';
 import { sessionErrors } from '../lib/domain/sessions';
 import { DomainKey, IntentIdKey, IntentStatusKey } from '../lib/search-attributes';
 import { databaseInstanceReader } from '../lib/store/instance';
-import { IntentStore, type IntentRow } from '../lib/store/intents';
+import { IntentStore, keyAfter, type IntentKey, type IntentRow } from '../lib/store/intents';
 import { SessionStore } from '../lib/store/sessions';
 import { intentWorkflow } from '../workflows/intents/workflow';
 import { IntentState, createdUpdate, stateQuery, transitionUpdate } from '../workflows/intents/messages';
@@ -177,28 +177,55 @@ export class IntentClient {
   }
 
   /**
-   * Restarts, from its stored head, the workflow of every open intent (requested or
-   * in-progress; the oldest `limit`) whose workflow is not running: terminated, timed out, or
-   * lost with Temporal's state. Its time-to-live then acts again (an intent past it expires at
-   * once). A run that is running is left alone, and concurrent sweeps converge on one run
-   * (USE_EXISTING). Returns the event ids it restarted.
+   * Restarts, from its stored head, the workflow of every intent that needs one and has none
+   * running (terminated, timed out, or lost with Temporal's state):
+   *   - open intents (requested or in-progress): their time-to-live acts again (an intent past
+   *     it expires at once);
+   *   - blocked intents waiting for an automatic retry (retry: true and a retry_after): they
+   *     re-open as requested at retry_after (at once when it has passed) and wake their agent.
+   * It pages through all of them, oldest first, by keyset (created_ts, event_id): each page
+   * is one indexed read of at most `pageSize` rows and one describe per row, so no sweep holds
+   * more than a page and none stops at the first page. A run that is running is left alone,
+   * and concurrent sweeps (or a PATCH) converge on one run (USE_EXISTING). Returns the event
+   * ids it restarted.
    */
-  async reconcileOpen(limit: number = LIMITS.intentPageMax): Promise<string[]> {
+  async reconcileOpen(opts: { pageSize?: number } = {}): Promise<string[]> {
+    const pageSize = opts.pageSize ?? LIMITS.intentReconcilePageSize;
+    if (!Number.isInteger(pageSize) || pageSize < 1) throw new RangeError(`pageSize must be a positive integer, not ${pageSize}`);
     const restarted: string[] = [];
-    for (const row of await this.store.pending({ limit })) {
-      const handle = this.opts.client.workflow.getHandle(intentWorkflowId(row.event_id));
-      const running = await handle.describe().then(
-        (d) => d.status.name === 'RUNNING',
-        (err: unknown) => {
-          if (err instanceof WorkflowNotFoundError) return false;
-          throw err;
-        },
-      );
-      if (running) continue;
-      await this.opts.client.workflow.start(intentWorkflow, await this.resumeOptions(row));
-      restarted.push(row.event_id);
+    const sweeps: ((after: IntentKey | undefined) => Promise<IntentRow[]>)[] = [
+      (after) => this.store.pending({ limit: pageSize, after }),
+      (after) => this.store.awaitingRetry({ limit: pageSize, after }),
+    ];
+    for (const page of sweeps) {
+      let after: IntentKey | undefined;
+      for (;;) {
+        const rows = await page(after);
+        for (const row of rows) if (await this.restartIfGone(row)) restarted.push(row.event_id);
+        if (rows.length < pageSize) break;
+        after = keyAfter(rows);
+      }
     }
     return restarted;
+  }
+
+  /** Starts a run from the stored head when the intent's workflow is not running; whether it did. */
+  private async restartIfGone(listed: IntentRow): Promise<boolean> {
+    const handle = this.opts.client.workflow.getHandle(intentWorkflowId(listed.event_id));
+    const running = await handle.describe().then(
+      (d) => d.status.name === 'RUNNING',
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      },
+    );
+    if (running) return false;
+    // Read again: a PATCH may have moved it (through a run of its own) since the page was read,
+    // and a run must start from the head as it is now.
+    const row = await this.store.get(listed.event_id);
+    if (!row || row.head_seq !== listed.head_seq) return false;
+    await this.opts.client.workflow.start(intentWorkflow, await this.resumeOptions(row));
+    return true;
   }
 
   // ---- internals ----------------------------------------------------------------------

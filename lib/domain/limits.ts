@@ -150,12 +150,15 @@ export const LIMITS = {
   intentPageMax: 1_000,
   intentPageDefault: 100,
   /**
-   * How often a worker process looks for open intents whose workflow is not running (terminated,
-   * timed out, lost with Temporal's state) and restarts them from the stored head, so that their
-   * time-to-live acts again; also once at start-up. One describe call per open intent, the
-   * oldest intentPageMax of them.
+   * How often a worker process looks for intents whose workflow is not running (terminated,
+   * timed out, lost with Temporal's state) and restarts them from the stored head: open ones, so
+   * that their time-to-live acts again, and blocked ones waiting for a retry_after, so that they
+   * re-open and wake their agent; also once at start-up. One describe call per such intent, all
+   * of them (IntentClient.reconcileOpen).
    */
   intentReconcileIntervalMs: 5 * 60_000,
+  /** Rows the reconcile sweep reads (and describes) per page; it pages on until none are left. */
+  intentReconcilePageSize: 500,
   /** One wake webhook attempt; then it is retried with backoff. */
   wakeAttemptTimeoutMs: 10_000,
   wakeRetryInitialMs: 1_000,

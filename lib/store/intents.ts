@@ -126,6 +126,20 @@ export interface PendingFilter {
   /** Only intents created at least this many seconds ago. */
   olderThanS?: number;
   limit: number;
+  /** Keyset pagination: only intents after this one in the answer order (created_ts, event_id). */
+  after?: IntentKey;
+}
+
+/** An intent's place in the oldest-first order of pending and awaitingRetry: the keyset of their pages. */
+export interface IntentKey {
+  createdTs: number;
+  eventId: string;
+}
+
+/** The key to pass as `after` for the page that follows `rows` (undefined when there are none). */
+export function keyAfter(rows: IntentRow[]): IntentKey | undefined {
+  const last = rows[rows.length - 1];
+  return last ? { createdTs: last.created_ts, eventId: last.event_id } : undefined;
 }
 
 export interface IntentStats {
@@ -264,13 +278,28 @@ export class IntentStore {
 
   /** Intents with an open head (requested or in-progress), oldest first. */
   async pending(f: PendingFilter): Promise<IntentRow[]> {
-    const w = new Where();
-    // intent_heads (schema/006, 007): the latest transition's status per intent, kept by a
+    // intent_heads (schema/006, 009): the latest transition's status per intent, kept by a
     // trigger. Its partial index holds the open heads in answer order (created_ts, event_id),
     // so this walks as many index entries as it answers and stops at the LIMIT.
-    w.add(`p.status IN ('requested', 'in-progress')`);
+    return this.headsPage(`p.status IN ('requested', 'in-progress')`, f);
+  }
+
+  /**
+   * Blocked intents waiting for an automatic retry (data.retry true and a retry_after), oldest
+   * first: intent_heads.awaiting_retry (schema/010) and its partial index, in the same order
+   * as pending, so a page reads as many index entries as it answers.
+   */
+  async awaitingRetry(f: Pick<PendingFilter, 'domain' | 'limit' | 'after'>): Promise<IntentRow[]> {
+    return this.headsPage('p.awaiting_retry', f);
+  }
+
+  /** One page of intent_heads rows `p` that match `condition`, in (created_ts, event_id) order. */
+  private async headsPage(condition: string, f: PendingFilter): Promise<IntentRow[]> {
+    const w = new Where();
+    w.add(condition);
     if (f.domain) w.add('i.domain = ?', f.domain);
     if (f.olderThanS !== undefined) w.add('p.created_ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?::bigint * 1000', f.olderThanS);
+    if (f.after) w.add('(p.created_ts, p.event_id) > (?::bigint, ?::text)', f.after.createdTs, f.after.eventId);
     const limit = w.param(f.limit);
     const { rows } = await this.pool.query(
       `${intentSelect('intent_heads p JOIN intents i ON i.event_id = p.event_id')} ${w.sql} ORDER BY p.created_ts, p.event_id LIMIT ${limit}`,

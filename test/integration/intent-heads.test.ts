@@ -1,5 +1,6 @@
 /**
- * intent_heads (schema/006, 007): the derived latest state per intent that the pending query reads.
+ * intent_heads (schema/006, 009, 010): the derived latest state per intent that the pending query
+ * (and the reconcile sweep, through awaiting_retry) reads.
  * It follows every transition through its trigger (including a re-open), agrees with the
  * append-only intent_transitions, and the application role can only read it. Tampering with
  * it (as the owner) hides an open intent from pending but not from verify; the check finds
@@ -85,4 +86,31 @@ test('tampering with intent_heads hides nothing from verify; the check reports i
   expect(await store.rebuildHeads()).toBe(0);
   expect((await sys.tk.intents.pending({ domain })).map((i) => i.event_id)).toEqual([id]);
   expect(await head(id)).toEqual({ seq: 1, status: 'requested' });
+});
+
+test('awaiting_retry marks exactly the heads blocked with retry and a retry_after; the check and rebuild cover it', async () => {
+  const store = new IntentStore(sys.pool);
+  const domain = `retry${process.pid}`;
+  const id = `RETRYHEAD-${process.pid}-${Date.now()}`;
+  const flag = async () => (await sys.pool.query('SELECT awaiting_retry FROM intent_heads WHERE event_id = $1', [id])).rows[0].awaiting_retry;
+  const later = new Date(Date.now() + 3600_000).toISOString();
+  await sys.tk.intents.create({ event_id: id, domain, action: 'deploy' });
+  expect(await flag()).toBe(false);
+  await sys.tk.intents.transition(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: true } });
+  expect(await flag()).toBe(false); // no retry_after: nothing re-opens it by itself
+  await sys.tk.intents.transition(id, { status: 'requested' });
+  await sys.tk.intents.transition(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: true, retry_after: later } });
+  expect(await flag()).toBe(true);
+  expect((await store.awaitingRetry({ domain, limit: 10 })).map((i) => i.event_id)).toContain(id);
+  await sys.tk.intents.transition(id, { status: 'requested' });
+  expect(await flag()).toBe(false);
+  await sys.tk.intents.transition(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: false, retry_after: later } });
+  expect(await flag()).toBe(false);
+  expect((await store.awaitingRetry({ domain, limit: 10 })).map((i) => i.event_id)).not.toContain(id);
+
+  await sys.ownerPool.query('UPDATE intent_heads SET awaiting_retry = true WHERE event_id = $1', [id]);
+  expect(await store.checkHeads()).toEqual([{ event_id: id, stored: { seq: 6, status: 'blocked' }, expected: { seq: 6, status: 'blocked' } }]);
+  expect(await store.rebuildHeads()).toBe(1);
+  expect(await store.checkHeads()).toEqual([]);
+  expect(await flag()).toBe(false);
 });

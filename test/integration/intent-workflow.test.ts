@@ -12,7 +12,9 @@ import { AddressInfo } from 'node:net';
 import type { CallRequest } from '../../api/client';
 import type { CreateIntentBody } from '../../api/intents/client-helpers';
 import { IntentClient } from '../../clients/intents';
+import { databaseInstanceReader } from '../../lib/store/instance';
 import { IntentStore } from '../../lib/store/intents';
+import { intentWorkflow } from '../../workflows/intents/workflow';
 import { refusal, startTestSystem, TestSystem } from '../support/system';
 
 interface Wake {
@@ -82,6 +84,40 @@ test('a zombie intent expires: still requested after ttl_s it becomes blocked wi
   const p = await sys.tk.intents.pending({ domain: 'test' });
   expect(p.find((e) => e.event_id === id)).toBeUndefined();
   expect((await sys.tk.intents.verify(id)).ok).toBe(true);
+});
+
+test('one timer per deadline: requested → in-progress keeps the expiry timer; only a new deadline replaces it', async () => {
+  sys = await startTestSystem();
+  const events = async (id: string) => {
+    const h = await sys.client.workflow.getHandle(`intent/${id}`).fetchHistory();
+    const events = h.events ?? [];
+    return {
+      started: events.filter((e) => e.timerStartedEventAttributes).length,
+      cancelled: events.filter((e) => e.timerCanceledEventAttributes).length,
+      patches: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length,
+    };
+  };
+  const id = uid('ONETIMER');
+  await create({ event_id: id });
+  const first = (await get(id)).workflow.next;
+  expect(first).toMatchObject({ action: 'expire' });
+  expect((await patch(id, { status: 'in-progress' })).status).toBe(200);
+  expect((await get(id)).workflow.next).toEqual(first);
+  expect((await patch(id, { status: 'done', data: { ok: true } })).status).toBe(200);
+  await sys.client.workflow.getHandle(`intent/${id}`).result();
+  expect(await events(id)).toEqual({ started: 1, cancelled: 0, patches: 1 });
+
+  // Each move to another deadline: expire → close (blocked) → expire again (requested) → none (done).
+  const moved = uid('MOVED');
+  await create({ event_id: moved });
+  await patch(moved, { status: 'in-progress' });
+  await patch(moved, { status: 'blocked', data: { error: 'e', next_step: 'n' } });
+  expect((await get(moved)).workflow.next).toMatchObject({ action: 'close' });
+  await patch(moved, { status: 'requested' });
+  expect((await get(moved)).workflow.next).toMatchObject({ action: 'expire' });
+  await patch(moved, { status: 'done' });
+  await sys.client.workflow.getHandle(`intent/${moved}`).result();
+  expect(await events(moved)).toEqual({ started: 3, cancelled: 2, patches: 1 });
 });
 
 test('per-domain TTLs from configuration apply when the create gives none; in-progress expires too', async () => {
@@ -219,4 +255,110 @@ test('an open intent whose workflow was terminated: a PATCH restarts it from the
   expect(b.last_data).toMatchObject({ error: 'expired', expired_status: 'requested' });
   expect(b.transitions.map((t) => t.seq)).toEqual([1, 2]);
   expect((await sys.tk.intents.verify(z)).ok).toBe(true);
+});
+
+test('a blocked retry intent whose workflow was terminated: the sweep restarts it, it re-opens at retry_after and wakes the agent once', async () => {
+  hook = await wakeServer();
+  sys = await startTestSystem({ config: { intentWakeUrl: hook.url, intentWakeToken: 'sweep-wake-token' } });
+  const id = uid('SWEEPRETRY');
+  await create({ event_id: id, action: 'send-invoice' });
+  const retryAt = new Date(Date.now() + 3000).toISOString();
+  const r = await patch(id, { status: 'blocked', data: { error: 'SMTP down', next_step: 'Send the invoice again', retry: true, retry_after: retryAt } });
+  expect(r.status).toBe(200);
+  // Blocked without a retry is not the sweep's to restart: it waits for a human's PATCH.
+  const parked = uid('SWEEPPARKED');
+  await create({ event_id: parked });
+  await patch(parked, { status: 'blocked', data: { error: 'needs a human', next_step: 'ask', retry: false } });
+  for (const x of [id, parked]) await sys.client.workflow.getHandle(`intent/${x}`).terminate('test: an operator terminated it');
+  expect((await get(id)).workflow.open).toBe(false);
+
+  const intents = IntentClient.fromConfig(sys.client, sys.pool, sys.config);
+  const swept = await intents.reconcileOpen();
+  expect(swept).toContain(id);
+  expect(swept).not.toContain(parked);
+  expect(await intents.reconcileOpen()).not.toContain(id);
+  expect((await get(id)).workflow).toMatchObject({ open: true, next: { action: 'retry', at: retryAt } });
+
+  const reopened = await waitFor('re-open', statusIs(id, 'requested'));
+  expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(retryAt));
+  const last = reopened.transitions[reopened.transitions.length - 1];
+  expect(last).toMatchObject({ seq: 3, from: 'blocked', to: 'requested', note: 'retry_after reached', actor: 'system', data: { retry_after: retryAt } });
+  const mine = () => hook.wakes.filter((w) => w.body.text.includes(id));
+  await waitFor('wake', async () => (mine().length ? true : undefined));
+  await sleep(1500); // nothing more arrives
+  expect(mine()).toHaveLength(1);
+  expect(mine()[0].headers.authorization).toBe('Bearer sweep-wake-token');
+  expect(mine()[0].headers['idempotency-key']).toBe(last.transition_id);
+  expect(mine()[0].body.text).toContain('Send the invoice again');
+  expect((await get(parked)).status).toBe('blocked');
+  expect((await get(parked)).workflow.open).toBe(false);
+  expect((await sys.tk.intents.verify(id)).ok).toBe(true);
+});
+
+test('the sweep pages through every intent that needs a run, not just the first page', async () => {
+  sys = await startTestSystem();
+  const domain = `sweep${process.pid}${n++}`;
+  const open = [0, 1, 2, 3, 4].map(() => uid('SWEEPPAGE'));
+  for (const id of open) await create({ event_id: id, domain });
+  const waiting = [0, 1, 2].map(() => uid('SWEEPWAIT'));
+  const later = new Date(Date.now() + 3600_000).toISOString();
+  for (const id of waiting) {
+    await create({ event_id: id, domain });
+    await patch(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: true, retry_after: later } });
+  }
+  for (const id of [...open, ...waiting]) await sys.client.workflow.getHandle(`intent/${id}`).terminate('test');
+
+  // The store's keyset pages: in order, without gaps or repeats.
+  const store = new IntentStore(sys.pool);
+  const seen: string[] = [];
+  let after: Parameters<IntentStore['pending']>[0]['after'];
+  for (;;) {
+    const page = await store.pending({ domain, limit: 2, after });
+    seen.push(...page.map((i) => i.event_id));
+    if (page.length < 2) break;
+    after = { createdTs: page[1].created_ts, eventId: page[1].event_id };
+  }
+  expect(seen).toEqual(open);
+
+  const intents = IntentClient.fromConfig(sys.client, sys.pool, sys.config);
+  const swept = await intents.reconcileOpen({ pageSize: 2 });
+  expect(swept).toEqual(expect.arrayContaining([...open, ...waiting]));
+  for (const id of [...open, ...waiting]) expect((await sys.client.workflow.getHandle(`intent/${id}`).describe()).status.name).toBe('RUNNING');
+  const again = await intents.reconcileOpen({ pageSize: 2 });
+  expect(again.filter((id) => open.includes(id) || waiting.includes(id))).toEqual([]);
+  expect((await get(waiting[2])).workflow.next).toEqual({ action: 'retry', at: later });
+});
+
+test('a run started from a stale head (the intent moved on meanwhile) ends as stale when its timer is refused, and writes nothing', async () => {
+  sys = await startTestSystem();
+  const id = uid('STALE');
+  await create({ event_id: id, ttl_s: 1 });
+  await sys.client.workflow.getHandle(`intent/${id}`).terminate('test');
+  // What a sweep read before a PATCH restarted the intent and finished it.
+  const stale = (await new IntentStore(sys.pool).get(id))!;
+  expect((await patch(id, { status: 'done' })).status).toBe(200);
+  await sys.client.workflow.getHandle(`intent/${id}`).result();
+  const handle = await sys.client.workflow.start(intentWorkflow, {
+    workflowId: `intent/${id}`,
+    taskQueue: sys.config.taskQueue,
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    args: [
+      {
+        settings: {
+          header: { event_id: id, domain: stale.domain, action: stale.action, tags: stale.tags, session_id: null, dedupe_key: null, ttl_s: stale.ttl_s },
+          retentionS: sys.config.intentRetentionS,
+          databaseInstance: await databaseInstanceReader(sys.pool)(),
+        },
+        carried: { head: { seq: stale.head_seq, hash: stale.head_hash, ts: stale.updated_ts, status: stale.status }, openedAtMs: stale.updated_ts, blocked: null, blockedAtMs: 0, run: 1 },
+      },
+    ],
+  });
+  // Its expiry (long past) is refused against the stored done: the run ends instead of retrying.
+  expect(await handle.result()).toMatchObject({ closed: 'stale', head: { seq: 1, status: 'requested' } });
+  const { rows } = await sys.pool.query('SELECT seq::int, status FROM intent_transitions WHERE event_id = $1 ORDER BY seq', [id]);
+  expect(rows).toEqual([
+    { seq: 1, status: 'requested' },
+    { seq: 2, status: 'done' },
+  ]);
+  expect((await sys.tk.intents.verify(id)).ok).toBe(true);
 });

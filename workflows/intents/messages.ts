@@ -25,8 +25,12 @@ export interface IntentWorkflowInput {
 export interface IntentWorkflowResult {
   eventId: string;
   head: IntentHead;
-  /** `done`, or `retention` when it stayed blocked without a retry for the retention period. */
-  closed: 'done' | 'retention';
+  /**
+   * `done`; `retention` when it stayed blocked without a retry for the retention period; `stale`
+   * when a timer's move was refused as illegal because the stored intent had moved on without
+   * this run (`head` is then what the run last knew, not the stored head).
+   */
+  closed: 'done' | 'retention' | 'stale';
 }
 
 export interface IntentState {

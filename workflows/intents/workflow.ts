@@ -8,6 +8,13 @@
  *   - done → the workflow completes; blocked without an automatic retry → it completes after
  *     the retention period. A later PATCH starts a new run from the stored head (clients/intents.ts).
  *
+ * One timer per deadline: a transition that leaves the next deadline as it was (requested →
+ * in-progress keeps the time-to-live) keeps the timer that is running for it; only a new
+ * deadline cancels it and starts another (patch `intent-one-timer-per-deadline`: runs that
+ * began before it keep re-creating the timer on every transition, as their histories recorded).
+ * Under the same patch, a timer's move refused as illegal (a run started from a head that a
+ * PATCH has since moved on from) ends the run as `stale` instead of retrying it every second.
+ *
  * Transitions are written one at a time through the local activity recordTransition, which
  * checks each against the stored state. Transitions of an intent with a session are then
  * appended to that session's timeline in order, by a second loop, so a slow session link
@@ -16,12 +23,15 @@
 import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
 import {
   ActivityFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
@@ -69,6 +79,8 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   const eventId = header.event_id;
   const info = workflowInfo();
   const run = input.carried?.run ?? 1;
+  // Decided once, first thing: a run recorded without the marker keeps the old timer loop to its end.
+  const oneTimerPerDeadline = patched('intent-one-timer-per-deadline');
 
   let head: IntentHead | null = input.carried?.head ?? null;
   let openedAtMs = input.carried?.openedAtMs ?? Date.now();
@@ -185,9 +197,9 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   }
   if (header.session_id) void linker();
 
-  async function expire(): Promise<void> {
+  async function expire(): Promise<TransitionOutcome> {
     const status = head!.status;
-    await write(
+    return write(
       {
         transitionId: uuid4(),
         to: IntentStatus.Blocked,
@@ -204,7 +216,7 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
     );
   }
 
-  async function reopen(): Promise<void> {
+  async function reopen(): Promise<TransitionOutcome> {
     const was = blocked!;
     const o = await write(
       {
@@ -216,10 +228,11 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       Actor.System,
       false,
     );
-    if (!o.ok) return;
+    if (!o.ok) return o;
     const text = `Timekeeper: intent ${eventId} (${header.action}) is requested again: retry_after reached. Next step: ${was.next_step}`;
     // Tracked, not awaited: a slow hook must not hold up the intent's timers.
     wakes.push(wakeAgent({ transitionId: o.transition.transition_id, text }).catch(() => undefined));
+    return o;
   }
 
   if (!head) {
@@ -232,6 +245,29 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       throw createFailure.toFailure();
     }
     created = o.transition;
+  }
+
+  interface ArmedTimer {
+    action: NonNullable<IntentState['next']>['action'];
+    atMs: number;
+    fired: boolean;
+    scope: CancellationScope;
+  }
+  let armed: ArmedTimer | null = null;
+
+  /** The timer for `next`: the one already running when it waits for the same action at the same time, else a new one (the old one cancelled). */
+  function arm(next: NonNullable<IntentState['next']>): ArmedTimer {
+    if (armed && armed.action === next.action && armed.atMs === next.atMs) return armed;
+    armed?.scope.cancel();
+    const timer: ArmedTimer = { action: next.action, atMs: next.atMs, fired: false, scope: new CancellationScope() };
+    timer.scope
+      .run(() => sleep(Math.max(1, next.atMs - Date.now())))
+      .then(
+        () => (timer.fired = true),
+        () => undefined, // cancelled: a new deadline replaced it
+      );
+    armed = timer;
+    return timer;
   }
 
   const rotationDue = () => transitionsThisRun >= LIMITS.intentTransitionsPerRun || workflowInfo().continueAsNewSuggested;
@@ -255,11 +291,25 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       return continueAsNew<typeof intentWorkflow>({ settings, carried: { head: head!, openedAtMs, blocked, blockedAtMs, run: run + 1 } });
     }
     const before = version;
-    const changed = await condition(() => version !== before || rotationDue(), Math.max(1, next.atMs - Date.now()));
-    if (changed || Date.now() < next.atMs) continue;
-    if (next.action === 'expire') await expire();
-    else if (next.action === 'retry') await reopen();
-    else closed = 'retention';
+    if (oneTimerPerDeadline) {
+      const timer = arm(next);
+      await condition(() => version !== before || rotationDue() || timer.fired);
+      // A transition or a rotation first re-plans; the timer stays armed if the deadline did not move.
+      if (version !== before || rotationDue()) continue;
+      armed = null;
+      if (Date.now() < next.atMs) continue;
+    } else {
+      const changed = await condition(() => version !== before || rotationDue(), Math.max(1, next.atMs - Date.now()));
+      if (changed || Date.now() < next.atMs) continue;
+    }
+    if (next.action === 'close') closed = 'retention';
+    else {
+      const o = next.action === 'expire' ? await expire() : await reopen();
+      // Refused as illegal, the timer's move shows this run's head is not the stored one (a run
+      // started from a head read before a PATCH moved it): stop instead of retrying it forever;
+      // the stored head is the truth, and the next PATCH or the reconcile sweep starts a run from it.
+      if (oneTimerPerDeadline && !o.ok && o.error.code === ErrorCode.InvalidTransition) closed = 'stale';
+    }
   }
 
   return { eventId, head: head!, closed: closed! };

@@ -100,11 +100,8 @@ export function createIntentActivities(deps: IntentActivityDeps) {
 
   function write(input: RecordTransitionInput): Promise<TransitionOutcome> {
     const { eventId, transition: req } = input;
-    return store.write(async (tx) => {
-      const key = input.create?.dedupe_key;
-      if (key) await tx.lockDedupeKey(key);
-      await tx.lockIntent(eventId);
-      const { prior, head, nowMs, headerExists } = await tx.writeState(eventId, req.transitionId);
+    const key = input.create?.dedupe_key;
+    return store.write({ eventId, transitionId: req.transitionId, dedupeKey: key }, async (tx, { prior, head, nowMs, headerExists, dedupeHolders }) => {
       // An earlier attempt of this very request (activity retry, or a client retry through a new run).
       if (prior) {
         return prior.event_id === eventId
@@ -113,10 +110,7 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       }
       if (input.create) {
         if (head || headerExists) return refused(intentErrors.exists(eventId));
-        if (key) {
-          const holder = (await tx.holdersOfDedupeKey(key))[0];
-          if (holder) return refused(intentErrors.duplicate(key, holder));
-        }
+        if (key && dedupeHolders[0]) return refused(intentErrors.duplicate(key, dedupeHolders[0]));
       } else {
         if (!head) return refused(intentErrors.notFound(eventId));
         // Checked against the stored state, whatever the caller believed it to be.
@@ -141,8 +135,8 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       };
       const t: StoredTransition = { ...unhashed, hash: computeTransitionHash(unhashed) };
       // The intents row (created_ts = the first transition's ts) goes in with its first transition.
-      if (input.create) await tx.insertCreated(input.create, t, input);
-      else await tx.insertTransition(t, input);
+      if (input.create) tx.insertCreated(input.create, t, input);
+      else tx.insertTransition(t, input);
       return { ok: true, transition: t, deduplicated: false };
     });
   }

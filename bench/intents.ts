@@ -229,13 +229,13 @@ async function seed(pool: Pool, n: number, open: number, runId: string): Promise
   const worker = async () => {
     while (next < batches) {
       const b = next++;
-      await store.write(async (tx) => {
+      await store.write(null, async (tx) => {
         for (let k = b * perTx; k < Math.min(n, (b + 1) * perTx); k++) {
           const id = `SEED-${runId}-${k}`;
           const header: IntentHeader = { event_id: id, domain: `seed${k % 20}`, action: 'seeded-work', tags: ['seed'], session_id: null, dedupe_key: null, ttl_s: 86400 };
           const ts = now - (n - k) * 10; // oldest first, 10 ms apart
           const wf = { workflowId: intentWorkflowId(id), runId: 'bench-seed' };
-          await tx.insertIntent(header, wf.workflowId, ts);
+          tx.insertIntent(header, wf.workflowId, ts);
           const first: Omit<StoredTransition, 'hash'> = {
             event_id: id,
             seq: 1,
@@ -245,10 +245,10 @@ async function seed(pool: Pool, n: number, open: number, runId: string): Promise
             prev_hash: null,
           } as Omit<StoredTransition, 'hash'>;
           const t1 = { ...first, hash: computeTransitionHash(first) } as StoredTransition;
-          await tx.insertTransition(t1, wf);
+          tx.insertTransition(t1, wf);
           if (k >= open) {
             const done = { event_id: id, seq: 2, transition_id: randomUUID(), ts: ts + 5, content: { from: IntentStatus.Requested, to: IntentStatus.Done, note: 'done', data: {}, actor: 'agent' }, prev_hash: t1.hash } as Omit<StoredTransition, 'hash'>;
-            await tx.insertTransition({ ...done, hash: computeTransitionHash(done) } as StoredTransition, wf);
+            tx.insertTransition({ ...done, hash: computeTransitionHash(done) } as StoredTransition, wf);
           }
         }
       });

@@ -5,12 +5,13 @@
  * module writes SQL for intents.
  */
 import type { Pool, PoolClient } from 'pg';
-import { inTransaction } from '../db';
+import { inTransaction, TxContext } from '../db';
 import type { JsonValue } from '../domain/canonical-json';
 import { canonicalize } from '../domain/canonical-json';
 import { IntentStatus, intentChainId, type IntentHead, type IntentHeader, type JsonObject, type StoredTransition, type TransitionContent } from '../domain/intents';
 import { LIMITS } from '../domain/limits';
 import { ChainVerifier, transitionChainEvent, type VerifyResult } from '../hash-chain';
+import { literals } from './literals';
 import { Where } from './where';
 
 const TRANSITION_COLUMNS = 'event_id, seq, transition_id, ts, content, prev_hash, hash';
@@ -149,7 +150,7 @@ export interface IntentStats {
   by_domain: Record<string, number>;
 }
 
-/** What the writer needs to decide, read in one statement under the intent's lock. */
+/** What the writer needs to decide, read under the intent's lock. */
 export interface IntentWriteState {
   head: IntentHead | null;
   /** The database clock. */
@@ -158,96 +159,117 @@ export interface IntentWriteState {
   prior: StoredTransition | undefined;
   /** Whether an intents row exists for the event id (a create must find none). */
   headerExists: boolean;
+  /** With a dedupe key: intents holding it whose current state is done, requested or in-progress (done first, then oldest). */
+  dedupeHolders: DedupeHolder[];
 }
 
-const INTENT_INSERT = `INSERT INTO intents (event_id, domain, action, tags, session_id, dedupe_key, ttl_s, created_ts, workflow_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
-const TRANSITION_INSERT = (p: number) => `INSERT INTO intent_transitions (event_id, seq, transition_id, ts, status, content, prev_hash, hash, workflow_id, run_id)
-       VALUES (${Array.from({ length: 10 }, (_, k) => `$${p + k}`).join(', ')})`;
-const intentParams = (h: IntentHeader, workflowId: string, createdTs: number) => [h.event_id, h.domain, h.action, h.tags, h.session_id, h.dedupe_key, h.ttl_s, createdTs, workflowId];
-const transitionParams = (t: StoredTransition, writer: { workflowId: string; runId: string }) => [
-  t.event_id,
-  t.seq,
-  t.transition_id,
-  t.ts,
-  t.content.to,
-  JSON.stringify(t.content),
-  t.prev_hash,
-  t.hash,
-  writer.workflowId,
-  writer.runId,
-];
+export interface DedupeHolder {
+  event_id: string;
+  status: IntentStatus;
+  result: JsonObject;
+}
 
-/** The writer's view inside one transaction holding the intent's lock. */
+/** Intents holding a dedupe key (an SQL expression: a placeholder or a literal) whose current state is done, requested or in-progress: done first, then oldest. */
+const holdersSql = (key: string) => `SELECT i.event_id, h.status, h.content->'data' AS result
+     FROM intents i
+     JOIN LATERAL (SELECT status, content FROM intent_transitions t WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) h ON true
+    WHERE i.dedupe_key = ${key} AND h.status IN ('done', 'requested', 'in-progress')
+    ORDER BY (h.status = 'done') DESC, i.created_ts, i.event_id`;
+
+const toHolder = (h: Record<string, unknown>): DedupeHolder => ({ event_id: h.event_id as string, status: h.status as IntentStatus, result: h.result as JsonObject });
+
+/** What the writer looks up, under the locks it takes first (the dedupe key's, then the intent's). */
+export interface IntentLookup {
+  eventId: string;
+  transitionId: string;
+  /** A create's dedupe key: serialises creates that share it, and finds its holders. */
+  dedupeKey?: string | null;
+}
+
+/**
+ * The locks and the lookups, as literal statements sent with BEGIN. Each statement of a
+ * simple-protocol string takes its own snapshot (READ COMMITTED), so the reads after the lock
+ * statements see everything the lock's previous holder committed.
+ */
+function lookupSql(db: PoolClient, l: IntentLookup): string {
+  const lit = literals(db);
+  const id = lit.text(l.eventId);
+  const key = l.dedupeKey ? lit.text(l.dedupeKey) : undefined;
+  return [
+    ...(key ? [`SELECT pg_advisory_xact_lock(hashtextextended('intent-dedupe:' || ${key}, 0))`] : []),
+    `SELECT pg_advisory_xact_lock(hashtextextended('intent:' || ${id}, 0))`,
+    `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now, h.seq, h.hash, h.ts, h.status,
+            EXISTS (SELECT 1 FROM intents WHERE event_id = ${id}) AS header_exists,
+            to_jsonb(p) AS prior
+       FROM (SELECT 1) one
+       LEFT JOIN LATERAL (SELECT seq, hash, ts, status FROM intent_transitions WHERE event_id = ${id} ORDER BY seq DESC LIMIT 1) h ON true
+       LEFT JOIN LATERAL (SELECT ${TRANSITION_COLUMNS} FROM intent_transitions WHERE transition_id = ${lit.text(l.transitionId)}::uuid) p ON true`,
+    ...(key ? [holdersSql(key)] : []),
+  ].join('; ');
+}
+
+function writeStateOf(l: IntentLookup, opened: { rows: Record<string, unknown>[] }[]): IntentWriteState {
+  const results = l.dedupeKey ? opened.slice(2) : opened.slice(1);
+  const r = results[0].rows[0];
+  return {
+    nowMs: Number(r.now),
+    head: r.seq == null ? null : { seq: Number(r.seq), hash: r.hash as string, ts: Number(r.ts), status: r.status as IntentStatus },
+    prior: r.prior ? rowToTransition(r.prior as Record<string, unknown>) : undefined,
+    headerExists: r.header_exists as boolean,
+    dedupeHolders: (results[1]?.rows ?? []).map(toHolder),
+  };
+}
+
+/** The writer's inserts; each is sent with COMMIT (one round trip with it). */
 export class IntentWriteTx {
-  constructor(private readonly db: PoolClient) {}
+  constructor(
+    private readonly db: PoolClient,
+    private readonly ctx: TxContext,
+  ) {}
 
-  /** Serialises creates that share a dedupe key; taken before the intent's own lock. */
-  async lockDedupeKey(key: string): Promise<void> {
-    await this.db.query("SELECT pg_advisory_xact_lock(hashtextextended('intent-dedupe:' || $1, 0))", [key]);
+  private intentValues(h: IntentHeader, workflowId: string, createdTs: number): string {
+    const l = literals(this.db);
+    return `(${[l.text(h.event_id), l.text(h.domain), l.text(h.action), l.array(h.tags, 'text'), l.text(h.session_id), l.text(h.dedupe_key), l.int(h.ttl_s), l.int(createdTs), l.text(workflowId)].join(', ')})`;
   }
 
-  async lockIntent(eventId: string): Promise<void> {
-    await this.db.query("SELECT pg_advisory_xact_lock(hashtextextended('intent:' || $1, 0))", [eventId]);
+  private transitionValues(t: StoredTransition, writer: { workflowId: string; runId: string }): string {
+    const l = literals(this.db);
+    return `(${[l.text(t.event_id), l.int(t.seq), `${l.text(t.transition_id)}::uuid`, l.int(t.ts), l.text(t.content.to), l.jsonb(t.content), l.text(t.prev_hash), l.text(t.hash), l.text(writer.workflowId), l.text(writer.runId)].join(', ')})`;
   }
 
-  /** Intents holding this dedupe key whose current state is done, requested or in-progress (oldest first). */
-  async holdersOfDedupeKey(key: string): Promise<{ event_id: string; status: IntentStatus; result: JsonObject }[]> {
-    const { rows } = await this.db.query(
-      `SELECT i.event_id, h.status, h.content->'data' AS result
-         FROM intents i
-         JOIN LATERAL (SELECT status, content FROM intent_transitions t WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) h ON true
-        WHERE i.dedupe_key = $1 AND h.status IN ('done', 'requested', 'in-progress')
-        ORDER BY (h.status = 'done') DESC, i.created_ts, i.event_id`,
-      [key],
-    );
-    return rows.map((r) => ({ event_id: r.event_id as string, status: r.status as IntentStatus, result: r.result as JsonObject }));
+  insertIntent(h: IntentHeader, workflowId: string, createdTs: number): void {
+    this.ctx.commitWith(`${INTENT_INSERT} ${this.intentValues(h, workflowId, createdTs)}`);
   }
 
-  async insertIntent(h: IntentHeader, workflowId: string, createdTs: number): Promise<void> {
-    await this.db.query(INTENT_INSERT, intentParams(h, workflowId, createdTs));
-  }
-
-  /**
-   * The head, the clock, an earlier attempt of this transition id and whether the intent's row
-   * exists, in one round trip; call it after lockIntent (a statement sees the data as of its
-   * start, so the lock must be taken by an earlier one).
-   */
-  async writeState(eventId: string, transitionId: string): Promise<IntentWriteState> {
-    const { rows } = await this.db.query(
-      `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now, h.seq, h.hash, h.ts, h.status,
-              EXISTS (SELECT 1 FROM intents WHERE event_id = $1) AS header_exists,
-              to_jsonb(p) AS prior
-         FROM (SELECT 1) one
-         LEFT JOIN LATERAL (SELECT seq, hash, ts, status FROM intent_transitions WHERE event_id = $1 ORDER BY seq DESC LIMIT 1) h ON true
-         LEFT JOIN LATERAL (SELECT ${TRANSITION_COLUMNS} FROM intent_transitions WHERE transition_id = $2) p ON true`,
-      [eventId, transitionId],
-    );
-    const r = rows[0];
-    return {
-      nowMs: Number(r.now),
-      head: r.seq == null ? null : { seq: Number(r.seq), hash: r.hash as string, ts: Number(r.ts), status: r.status as IntentStatus },
-      prior: r.prior ? rowToTransition(r.prior as Record<string, unknown>) : undefined,
-      headerExists: r.header_exists as boolean,
-    };
-  }
-
-  async insertTransition(t: StoredTransition, writer: { workflowId: string; runId: string }): Promise<void> {
-    await this.db.query(TRANSITION_INSERT(1), transitionParams(t, writer));
+  insertTransition(t: StoredTransition, writer: { workflowId: string; runId: string }): void {
+    this.ctx.commitWith(`${TRANSITION_INSERT} ${this.transitionValues(t, writer)}`);
   }
 
   /** The intents row and its first transition in one statement (the chain guard and intent_heads triggers see both). */
-  async insertCreated(h: IntentHeader, t: StoredTransition, writer: { workflowId: string; runId: string }): Promise<void> {
-    await this.db.query(`WITH created AS (${INTENT_INSERT}) ${TRANSITION_INSERT(10)}`, [...intentParams(h, writer.workflowId, t.ts), ...transitionParams(t, writer)]);
+  insertCreated(h: IntentHeader, t: StoredTransition, writer: { workflowId: string; runId: string }): void {
+    this.ctx.commitWith(`WITH created AS (${INTENT_INSERT} ${this.intentValues(h, writer.workflowId, t.ts)}) ${TRANSITION_INSERT} ${this.transitionValues(t, writer)}`);
   }
 }
+
+const INTENT_INSERT = 'INSERT INTO intents (event_id, domain, action, tags, session_id, dedupe_key, ttl_s, created_ts, workflow_id) VALUES';
+const TRANSITION_INSERT = 'INSERT INTO intent_transitions (event_id, seq, transition_id, ts, status, content, prev_hash, hash, workflow_id, run_id) VALUES';
 
 export class IntentStore {
   constructor(private readonly pool: Pool) {}
 
-  /** Runs `fn` in one transaction; the writer takes its locks through the tx. */
-  write<T>(fn: (tx: IntentWriteTx) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, (db) => fn(new IntentWriteTx(db)));
+  /**
+   * Runs `fn` in one transaction, with what `lookup` finds under the locks it takes (none
+   * without a lookup: the bench's seeding). Two round trips: BEGIN + locks + lookups, then the
+   * inserts + COMMIT.
+   */
+  write<T>(lookup: IntentLookup, fn: (tx: IntentWriteTx, state: IntentWriteState) => Promise<T>): Promise<T>;
+  write<T>(lookup: null, fn: (tx: IntentWriteTx) => Promise<T>): Promise<T>;
+  write<T>(lookup: IntentLookup | null, fn: (tx: IntentWriteTx, state: IntentWriteState) => Promise<T>): Promise<T> {
+    return inTransaction(
+      this.pool,
+      (db, ctx) => fn(new IntentWriteTx(db, ctx), lookup ? writeStateOf(lookup, ctx.opened) : (undefined as unknown as IntentWriteState)),
+      lookup ? (db) => lookupSql(db, lookup) : undefined,
+    );
   }
 
   async get(eventId: string): Promise<IntentRow | null> {
@@ -262,13 +284,9 @@ export class IntentStore {
   }
 
   /** The intent that holds a dedupe key against a new create (done first, then open ones), if any. */
-  async dedupeHolder(key: string): Promise<{ event_id: string; status: IntentStatus; result: JsonObject } | undefined> {
-    const c = await this.pool.connect();
-    try {
-      return (await new IntentWriteTx(c).holdersOfDedupeKey(key))[0];
-    } finally {
-      c.release();
-    }
+  async dedupeHolder(key: string): Promise<DedupeHolder | undefined> {
+    const { rows } = await this.pool.query(holdersSql('$1'), [key]);
+    return rows[0] ? toHolder(rows[0]) : undefined;
   }
 
   async transitions(eventId: string): Promise<StoredTransition[]> {

@@ -9,6 +9,7 @@ import type { JsonValue } from '../domain/canonical-json';
 import { LIMITS } from '../domain/limits';
 import type { ChainHead, StoredEvent, TimelineStatus } from '../domain/sessions';
 import { ChainVerifier, VerifyResult } from '../hash-chain';
+import { literals } from './literals';
 import { Where } from './where';
 
 /** The columns of a StoredEvent, in the order rowToEvent reads them. */
@@ -124,19 +125,13 @@ export class SessionWriteTx {
   /** Inserts events in order (VALUES rows are processed in order, so each row's guard trigger sees the one before it), sent with COMMIT. */
   insertEvents(events: StoredEvent[], writer: { workflowId: string; runId: string }): void {
     if (events.length === 0) return;
-    const lit = (v: string | null) => (v === null ? 'NULL' : this.db.escapeLiteral(v));
+    const l = literals(this.db);
     const rows = events.map(
       (e) =>
-        `(${[lit(e.session_id), int(e.seq), lit(e.event_id), lit(e.event_type), int(e.ts), `${lit(JSON.stringify(e.content))}::jsonb`, lit(e.prev_hash), lit(e.hash), lit(e.idempotency_key), lit(writer.workflowId), lit(writer.runId)].join(', ')})`,
+        `(${[l.text(e.session_id), l.int(e.seq), l.text(e.event_id), l.text(e.event_type), l.int(e.ts), l.jsonb(e.content), l.text(e.prev_hash), l.text(e.hash), l.text(e.idempotency_key), l.text(writer.workflowId), l.text(writer.runId)].join(', ')})`,
     );
     this.ctx.commitWith(`INSERT INTO timeline_events (${EVENT_COLUMNS}, workflow_id, run_id) VALUES ${rows.join(', ')}`);
   }
-}
-
-/** An integer as an SQL literal; anything else is a bug upstream, refused before it reaches SQL text. */
-function int(n: number): string {
-  if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
-  return String(n);
 }
 
 /** What the writer looks up before deciding a batch: stored events by these ids (any session) or by this session's keys. */
@@ -151,9 +146,9 @@ export interface KnownLookup {
  * head row leaves its content out (up to 1 MiB, and not needed). Literals only, so it travels
  * with BEGIN and the lock in one simple-protocol round trip.
  */
-function knownSql(db: PoolClient, sessionId: string, l: KnownLookup): string {
-  const array = (xs: string[], type: string) => `ARRAY[${xs.map((x) => db.escapeLiteral(x)).join(', ')}]::${type}[]`;
-  const sid = db.escapeLiteral(sessionId);
+function knownSql(db: PoolClient, sessionId: string, lookup: KnownLookup): string {
+  const l = literals(db);
+  const sid = l.text(sessionId);
   return `SELECT true AS is_head, (extract(epoch from clock_timestamp()) * 1000)::bigint AS now,
               h.session_id, h.seq, h.event_id, h.event_type, h.ts, NULL::jsonb AS content, h.prev_hash, h.hash, h.idempotency_key
          FROM (SELECT 1) one
@@ -161,7 +156,7 @@ function knownSql(db: PoolClient, sessionId: string, l: KnownLookup): string {
                              WHERE session_id = ${sid} ORDER BY seq DESC LIMIT 1) h ON true
        UNION ALL
        SELECT false, NULL, ${EVENT_COLUMNS} FROM timeline_events
-        WHERE event_id = ANY(${array(l.eventIds, 'uuid')}) OR (session_id = ${sid} AND idempotency_key = ANY(${array(l.idempotencyKeys, 'text')}))`;
+        WHERE event_id = ANY(${l.array(lookup.eventIds, 'uuid')}) OR (session_id = ${sid} AND idempotency_key = ANY(${l.array(lookup.idempotencyKeys, 'text')}))`;
 }
 
 function knownOf(rows: Record<string, unknown>[]): { known: StoredEvent[] } & WriteHead {
@@ -185,7 +180,7 @@ export class SessionStore {
     return inTransaction(
       this.pool,
       (db, ctx) => fn(new SessionWriteTx(db, ctx), knownOf(ctx.opened[1].rows)),
-      (db) => `SELECT pg_advisory_xact_lock(hashtextextended(${db.escapeLiteral(sessionId)}, 0)); ${knownSql(db, sessionId, lookup)}`,
+      (db) => `SELECT pg_advisory_xact_lock(hashtextextended(${literals(db).text(sessionId)}, 0)); ${knownSql(db, sessionId, lookup)}`,
     );
   }
 

@@ -114,3 +114,24 @@ test('awaiting_retry marks exactly the heads blocked with retry and a retry_afte
   expect(await store.checkHeads()).toEqual([]);
   expect(await flag()).toBe(false);
 });
+
+test('tags, note, data and dedupe key that need escaping are stored and answered exactly as sent', async () => {
+  // The writer sends its inserts as literals with COMMIT (lib/store/literals.ts): quotes,
+  // backslashes, $-quotes and non-ASCII must come back byte for byte, and the chain verify.
+  const id = `ESC-${process.pid}-${Date.now()}`;
+  const odd = `it's a \\ back'slash $1 $$x$$ é🙂`;
+  const data = { q: odd, nested: [odd, { [odd]: odd }], n: 1.25 };
+  // Dedupe keys are printable ASCII: the quote, backslash and $ cases still apply.
+  const key = `k'\\$$q$$-${id}`;
+  await sys.tk.intents.create({ event_id: id, domain: `esc${process.pid}`, action: odd, tags: [odd, 'plain', "'"], note: odd, data, dedupe_key: key });
+  await sys.tk.intents.transition(id, { status: 'done', note: `${odd} done`, data });
+  const got = await sys.tk.intents.get(id);
+  expect(got).toMatchObject({ action: odd, tags: [odd, 'plain', "'"], dedupe_key: key });
+  expect(got.transitions.map((t) => [t.note, t.data])).toEqual([
+    [odd, data],
+    [`${odd} done`, data],
+  ]);
+  expect(await sys.tk.intents.verify(id)).toMatchObject({ ok: true, header_ok: true, checked: 2 });
+  // The dedupe key was stored as sent: the same key is refused as held by this intent.
+  await expect(sys.tk.intents.create({ event_id: `${id}-again`, domain: `esc${process.pid}`, action: 'again', dedupe_key: key })).rejects.toMatchObject({ status: 409 });
+});

@@ -1,0 +1,28 @@
+/**
+ * SQL literals for the statements a writer sends together with BEGIN or COMMIT
+ * (lib/db.ts inTransaction: `opening`, `commitWith`). Those travel in one simple-protocol query
+ * string, which cannot carry bind parameters, so every value is rendered here: strings through
+ * the driver's escapeLiteral (quotes doubled, backslashes in E'' form), integers only when they
+ * are safe integers, arrays as typed ARRAY[...] constructors. Each write then costs two round
+ * trips instead of one per statement. Anything else is refused (a bug upstream, not input).
+ */
+import type { PoolClient } from 'pg';
+
+export type Escaper = Pick<PoolClient, 'escapeLiteral'>;
+
+/** Renders values as SQL literals for one client. */
+export function literals(db: Escaper) {
+  const text = (v: string | null | undefined): string => (v === null || v === undefined ? 'NULL' : db.escapeLiteral(v));
+  return {
+    text,
+    int(n: number | null | undefined): string {
+      if (n === null || n === undefined) return 'NULL';
+      if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
+      return String(n);
+    },
+    /** A JSON value as jsonb, from its JSON text (what a bind parameter would have carried). */
+    jsonb: (v: unknown): string => `${db.escapeLiteral(JSON.stringify(v))}::jsonb`,
+    /** `ARRAY[...]::type[]`; an empty array keeps its type. */
+    array: (xs: readonly string[], type: string): string => `ARRAY[${xs.map(text).join(', ')}]::${type}[]`,
+  };
+}

@@ -173,8 +173,12 @@ export class Admission {
   private readonly createRate: CompletionRate;
   private readonly createBound: AdaptiveBound;
   private readonly createThroughput: BusyRate;
+  /** When the next refused create's turn comes (ms); see createRetryAfterS. */
+  private nextCreateTurn = -Infinity;
   /** Exponentially weighted mean time a write spends in flight (ms); undefined before the first. */
   private latencyMs: number | undefined;
+  /** The same for creates alone. */
+  private createLatencyMs: number | undefined;
 
   constructor(
     private readonly limits: AdmissionLimits,
@@ -231,14 +235,42 @@ export class Admission {
 
   /**
    * Retry-After for a refusal now: the time the `queued` writes ahead take to drain at the
-   * measured rate; 1 s before anything was measured; the maximum when nothing completed in
-   * the whole window (the writes in flight are stuck, not slow).
+   * measured rate (for a create, its own turn after them: createRetryAfterS); 1 s before
+   * anything was measured; the maximum when nothing completed in the whole window (the
+   * writes in flight are stuck, not slow). A create's answer moves its turn along: call it
+   * once per refusal sent.
    */
   retryAfterS(kind: 'process' | 'create' | 'session', queued: number): number {
     if (kind === 'session') return boundedRetryAfter((this.latencyMs ?? 0) / 1000);
-    const rate = (kind === 'create' ? this.createRate : this.writeRate).perSecond();
+    if (kind === 'create') return this.createRetryAfterS(queued);
+    const rate = this.writeRate.perSecond();
     if (rate === undefined) return LIMITS.retryAfterS;
     return boundedRetryAfter(rate > 0 ? queued / rate : Infinity);
+  }
+
+  /**
+   * Retry-After of a refused create: a turn of its own, after the creates in flight have
+   * drained and after the turns already handed out, one per 1/rate seconds. Refused clients
+   * then come back spread at the rate creates complete instead of all in the same second to
+   * be refused again (each refusal costs the API and the client CPU the worker needs).
+   * The rate is what creates can complete at: the busy-time throughput (else the last
+   * window's) or the bound in force over the creates' recent latency (1 s to the latency
+   * target; the target before any create completed), whichever is higher, and turns
+   * come `LIMITS.createTurnRateFactor` faster than that: a client back a little early is
+   * refused again cheaply, one back late leaves the worker idle (handing turns out at the
+   * measured rate alone made that rate the arrival rate, and the throughput fell to it).
+   */
+  private createRetryAfterS(queued: number): number {
+    const busy = this.createThroughput.perSecond();
+    if (busy === 0) return LIMITS.retryAfterMaxS; // nothing completed for a while: stuck
+    const measured = busy ?? this.createRate.perSecond() ?? 0;
+    // What the bound in force completes per second at the creates' recent latency (at least 1 s, at most the target).
+    const latencyS = Math.min(LIMITS.createLatencyTargetMs, Math.max(1000, this.createLatencyMs ?? LIMITS.createLatencyTargetMs)) / 1000;
+    const rate = Math.max(measured, this.createLimit().bound / latencyS) * LIMITS.createTurnRateFactor;
+    const now = this.now();
+    const turn = Math.max(now + (queued / rate) * 1000, this.nextCreateTurn);
+    this.nextCreateTurn = Math.min(turn + 1000 / rate, now + LIMITS.retryAfterMaxS * 1000);
+    return boundedRetryAfter((turn - now) / 1000);
   }
 
   private admit(kind: WriteKind, key: string): number {
@@ -284,13 +316,18 @@ export class Admission {
       this.creates--;
       this.createRate.record();
       this.createThroughput.completed(this.creates);
+      this.createLatencyMs = ewma(this.createLatencyMs, ms);
       this.createBound.observe(ms);
     }
-    this.latencyMs = this.latencyMs === undefined ? ms : this.latencyMs + LIMITS.retryAfterLatencyWeight * (ms - this.latencyMs);
+    this.latencyMs = ewma(this.latencyMs, ms);
     const n = (this.perKey.get(key) ?? 1) - 1;
     if (n > 0) this.perKey.set(key, n);
     else this.perKey.delete(key);
   }
+}
+
+function ewma(mean: number | undefined, ms: number): number {
+  return mean === undefined ? ms : mean + LIMITS.retryAfterLatencyWeight * (ms - mean);
 }
 
 function refusal(code: ErrorCode, why: string, retryAfterS: number): DomainError {

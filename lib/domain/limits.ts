@@ -226,6 +226,12 @@ export const LIMITS = {
    * short enough that a slowdown lowers the bound within seconds.
    */
   createRateWindowMs: 5_000,
+  /**
+   * Refused creates are given turns (Retry-After) this much faster than creates can complete
+   * (api/admission.ts): a client back a little early is refused again cheaply, one back late
+   * leaves the worker idle.
+   */
+  createTurnRateFactor: 1.25,
   /** The create bound never shrinks below this: a slow machine still takes creates (the seed's own load is 100 at once, retried). */
   createsInFlightFloor: 16,
   /** Weight of the newest write in the mean write latency behind a per-session 429's Retry-After (an EWMA over ~20 writes). */

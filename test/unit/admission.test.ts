@@ -97,8 +97,10 @@ test('a refusal carries the scaled Retry-After in its error and message; a per-s
   const h = hold(a, 'create', 40, 'full');
   const e = await refusalOf(a.run('create', 'one more', async () => undefined));
   expect(e.code).toBe(ErrorCode.Unavailable);
-  expect(e.retryAfterS).toBe(10); // 40 ahead at 4/s
-  expect(e.message).toMatch(/retry after 10 s/);
+  // 40 ahead; creates can complete at 16/s (40 in flight, each taking 2.5 s: more than the
+  // 4/s measured), turns come 1.25 × that fast: 20/s, so 2 s.
+  expect(e.retryAfterS).toBe(2);
+  expect(e.message).toMatch(/retry after 2 s/);
   // One session's writes drain in about one write's latency (2.5 s here): 3 s.
   const g = gate();
   const held = a.run('write', 'sess', () => g.p);
@@ -207,4 +209,24 @@ test('the create bound is capped by throughput × the latency target, so accepte
   await h.open();
   await first.open();
   expect(a.refusal('create', 'x')).toBeUndefined();
+});
+
+test('refused creates get turns of their own: Retry-After spreads them at the rate creates can complete, up to 30 s', async () => {
+  const c = fakeClock();
+  const a = new Admission({ writesInFlightMax: 10_000, createsInFlightMax: 40, sessionWritesInFlightMax: 10 }, c.now);
+  // Creates finish at 4/s for 10 s, each taking 4 s (in waves: no busy-time measure, the window's rate).
+  for (let s = 0; s < 10; s++) {
+    const h = hold(a, 'create', 4, `c${s}_`);
+    c.advance(4000);
+    await h.open();
+    c.advance(-3000);
+  }
+  const h = hold(a, 'create', 40, 'full');
+  const ras = Array.from({ length: 12 }, () => a.refusal('create', 'x')!.retryAfterS);
+  // Creates can complete at 10/s (the bound, 40, at their 4 s latency; 4/s measured), turns
+  // 1.25 × faster: 12.5/s. 40 ahead: the first turn in 3.2 s, then one every 0.08 s.
+  expect(ras).toEqual([4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5]);
+  for (let i = 0; i < 400; i++) a.refusal('create', 'x');
+  expect(a.refusal('create', 'x')!.retryAfterS).toBe(30);
+  await h.open();
 });

@@ -66,6 +66,16 @@ function hold(a: Admission, kind: 'create' | 'write', n: number, prefix: string)
   return { open: async () => (g.open(), await Promise.all(runs)) };
 }
 
+/** Ten waves of 4 creates, one wave a second, each create taking `ms`: 4/s completed for 10 s. */
+async function createWaves(a: Admission, c: ReturnType<typeof fakeClock>, ms: number) {
+  for (let s = 0; s < 10; s++) {
+    const h = hold(a, 'create', 4, `c${s}_`);
+    c.advance(ms);
+    await h.open();
+    c.advance(1000 - ms);
+  }
+}
+
 test('Retry-After grows with the queue: writes in flight over the rate they completed at, bounded 1..30 s', async () => {
   const c = fakeClock();
   const a = new Admission({ writesInFlightMax: 100, createsInFlightMax: 100, sessionWritesInFlightMax: 100 }, c.now);
@@ -88,12 +98,7 @@ test('a refusal carries the scaled Retry-After in its error and message; a per-s
   const c = fakeClock();
   const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 40, sessionWritesInFlightMax: 1 }, c.now);
   // Creates finish at 4/s (each takes 2.5 s) for 10 s.
-  for (let s = 0; s < 10; s++) {
-    const h = hold(a, 'create', 4, `c${s}_`);
-    c.advance(2500);
-    await h.open();
-    c.advance(-1500);
-  }
+  await createWaves(a, c, 2500);
   const h = hold(a, 'create', 40, 'full');
   const e = await refusalOf(a.run('create', 'one more', async () => undefined));
   expect(e.code).toBe(ErrorCode.Unavailable);
@@ -215,12 +220,7 @@ test('refused creates get turns of their own: Retry-After spreads them at the ra
   const c = fakeClock();
   const a = new Admission({ writesInFlightMax: 10_000, createsInFlightMax: 40, sessionWritesInFlightMax: 10 }, c.now);
   // Creates finish at 4/s for 10 s, each taking 4 s (in waves: no busy-time measure, the window's rate).
-  for (let s = 0; s < 10; s++) {
-    const h = hold(a, 'create', 4, `c${s}_`);
-    c.advance(4000);
-    await h.open();
-    c.advance(-3000);
-  }
+  await createWaves(a, c, 4000);
   const h = hold(a, 'create', 40, 'full');
   const ras = Array.from({ length: 12 }, () => a.refusal('create', 'x')!.retryAfterS);
   // Creates can complete at 10/s (the bound, 40, at their 4 s latency; 4/s measured), turns

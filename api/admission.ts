@@ -254,8 +254,8 @@ export class Admission {
    * then come back spread at the rate creates complete instead of all in the same second to
    * be refused again (each refusal costs the API and the client CPU the worker needs).
    * The rate is what creates can complete at: the busy-time throughput (else the last
-   * window's) or the bound in force over the creates' recent latency (1 s to the latency
-   * target; the target before any create completed), whichever is higher, and turns
+   * window's) or the latency-adapted bound over the creates' recent latency (1 s to the
+   * latency target; the target before any create completed), whichever is higher, and turns
    * come `LIMITS.createTurnRateFactor` faster than that: a client back a little early is
    * refused again cheaply, one back late leaves the worker idle (handing turns out at the
    * measured rate alone made that rate the arrival rate, and the throughput fell to it).
@@ -264,9 +264,10 @@ export class Admission {
     const busy = this.createThroughput.perSecond();
     if (busy === 0) return LIMITS.retryAfterMaxS; // nothing completed for a while: stuck
     const measured = busy ?? this.createRate.perSecond() ?? 0;
-    // What the bound in force completes per second at the creates' recent latency (at least 1 s, at most the target).
+    // What the latency-adapted bound completes per second at the creates' recent latency (at least 1 s, at most the target).
     const latencyS = Math.min(LIMITS.createLatencyTargetMs, Math.max(1000, this.createLatencyMs ?? LIMITS.createLatencyTargetMs)) / 1000;
-    const rate = Math.max(measured, this.createLimit().bound / latencyS) * LIMITS.createTurnRateFactor;
+    // The latency bound, not the throughput cap: the cap follows the arrivals, and turns drawn from it would thin them further.
+    const rate = Math.max(measured, this.createBound.current / latencyS) * LIMITS.createTurnRateFactor;
     const now = this.now();
     const turn = Math.max(now + (queued / rate) * 1000, this.nextCreateTurn);
     this.nextCreateTurn = Math.min(turn + 1000 / rate, now + LIMITS.retryAfterMaxS * 1000);

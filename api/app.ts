@@ -1,5 +1,5 @@
 /** The Express application: seed-compatible routes, /v1, health, the OpenAPI document, one error shape. */
-import express, { Express } from 'express';
+import express, { Express, RequestHandler } from 'express';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { IntentClient } from '../clients/intents';
@@ -17,11 +17,13 @@ import { SignalStore } from '../lib/store/signals';
 import { TaskStore } from '../lib/store/tasks';
 import { TaskResultStore } from '../lib/store/task-results';
 import type { KeyStore } from './auth';
+import type { RouteContract } from './contract';
 import { dashboardRouter } from './dashboard/router';
 import { verifyFormBody } from './http';
 import { openApiDocument } from './openapi';
-import { errorHandler, surface } from './problem';
+import { errorHandler, surface, type Surface } from './problem';
 import { route } from './router';
+import { createSession, seedInit } from './sessions/contract';
 import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
 import { signalRouter } from './signals/routes';
@@ -47,6 +49,9 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   app.set('query parser', 'simple');
   app.use(requestId());
   app.use(httpMetrics());
+  // One bound for every write route of this process (sessions and intents alike).
+  const admission = new Admission(config);
+  app.use(refuseCreatesEarly(admission, keys));
   const limit = bodyLimitBytes(config.maxContentBytes);
   app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit, extended: false, verify: verifyFormBody }));
@@ -78,8 +83,6 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   app.use(docsRouter());
   app.use(metricsRouter({ client, pool, keys, namespace: config.temporalNamespace, taskQueue: config.taskQueue, workerMetricsUrl }));
 
-  // One bound for every write route of this process (sessions and intents alike).
-  const admission = new Admission(config);
   const deps = {
     admission,
     sessions: new SessionClient({
@@ -116,6 +119,31 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   app.use((req, _res, next) => next(DomainError.field('not_found', 'path', 'unknown route').withMessage(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler);
   return app;
+}
+
+/**
+ * A session create that the create bound would refuse is refused here, before the body
+ * parsers and the routers: under overload refusals are most of the traffic, and what one
+ * costs decides how soon 1,000 clients hear "retry later" (issue 9). The key is checked first,
+ * as on the route itself. An admitted create goes on to its route, which admits it for real.
+ */
+function refuseCreatesEarly(admission: Admission, keys: KeyStore): RequestHandler {
+  const creates = new Map<string, { contract: RouteContract; surface: Surface }>([
+    [createSession.path, { contract: createSession, surface: 'v1' }],
+    [seedInit.path, { contract: seedInit, surface: 'seed' }],
+  ]);
+  return (req, res, next) => {
+    if (req.method !== 'POST') return next();
+    // Express routes match case-insensitively and with a trailing slash: so does this.
+    const r = creates.get(req.path.replace(/\/+$/, '').toLowerCase());
+    if (!r) return next();
+    const refusal = admission.refusal('create', '');
+    if (!refusal) return next();
+    res.locals.route = r.contract.path;
+    res.locals.surface = r.surface;
+    keys.authorise(req.headers.authorization, r.contract.scopes);
+    next(refusal);
+  };
 }
 
 function intentDeps({ client, pool, config, keys }: AppDeps, admission: Admission) {

@@ -114,8 +114,12 @@ export function sendProblem(req: Request, res: Response, err: DomainError): void
   const s = (res.locals.surface as Surface | undefined) ?? 'v1';
   const status = httpStatus(err.code, s);
   const retryAfter = retryAfterOf(err, status);
-  if (retryAfter !== undefined) res.set('Retry-After', String(Math.max(0, Math.ceil(retryAfter))));
-  res.status(status).type('application/problem+json').json(problemBody(err, status, req.originalUrl, s));
+  if (retryAfter !== undefined) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(retryAfter))));
+  // Written directly, not through res.json: a problem needs no ETag (a hash of the body per
+  // answer), and under overload refusals are most of what the API sends (issue 9).
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
+  res.end(JSON.stringify(problemBody(err, status, req.originalUrl, s)));
 }
 
 export function fromZod(err: ZodError, prefix = ''): DomainError {

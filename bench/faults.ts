@@ -9,6 +9,8 @@
  *
  * The overload scenario runs `--baseline` creates at once (below the create bound: the rate
  * without overload), then `--creates` at once, against the API in its own process.
+ * BENCH_API_NODE_OPTIONS is handed to that API process as NODE_OPTIONS (e.g. a `--require`
+ * of a profiler or event-loop-delay preload, to see where its time goes).
  */
 import { startFaultRig } from '../test/support/fault-rig';
 import { faultScenario, faultTable, OverloadRow, overload, Row } from '../test/support/fault-scenarios';
@@ -25,7 +27,7 @@ const SETTLE_MS = Number(arg('settle-ms', '20000'));
 const log = (m: string) => console.log(`${new Date().toISOString().slice(11, 23)} ${m}`);
 
 async function main() {
-  const rig = await startFaultRig({ log: (m) => (/TMPRL|timed out|exceeded/.test(m) ? log(m.slice(0, 300)) : undefined) });
+  const rig = await startFaultRig({ apiEnv: process.env.BENCH_API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS } : undefined, log: (m) => (/TMPRL|timed out|exceeded/.test(m) ? log(m.slice(0, 300)) : undefined) });
   let worker = await rig.startWorker();
   log(`rig up: ${rig.baseUrl}, worker ${worker.pid}`);
   const opts = { sessions: SESSIONS, preload: PRELOAD, downMs: DOWN_MS, settleMs: SETTLE_MS, log };

@@ -223,6 +223,18 @@ export const LIMITS = {
    * while the bound was still wide.
    */
   createLatencyTargetMs: 5_000,
+  /**
+   * Creates/s behind the throughput cap on the create bound (api/admission.ts, Little's law)
+   * are measured over this much busy time: long enough to span a few batches of the worker,
+   * short enough that a slowdown lowers the bound within seconds.
+   */
+  createRateWindowMs: 5_000,
+  /**
+   * Refused creates are given turns (Retry-After) this much faster than creates can complete
+   * (api/admission.ts): a client back a little early is refused again cheaply, one back late
+   * leaves the worker idle.
+   */
+  createTurnRateFactor: 1.25,
   /** The create bound never shrinks below this: a slow machine still takes creates (the seed's own load is 100 at once, retried). */
   createsInFlightFloor: 16,
   /** Weight of the newest write in the mean write latency behind a per-session 429's Retry-After (an EWMA over ~20 writes). */

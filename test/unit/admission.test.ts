@@ -1,5 +1,5 @@
 /** Admission control: bounded writes in flight per process, per create, per session; refusals name the bound, send nothing, and say when to come back (Retry-After grows with the queue). */
-import { AdaptiveBound, Admission, boundedRetryAfter, CompletionRate } from '../../api/admission';
+import { AdaptiveBound, Admission, boundedRetryAfter, BusyRate, CompletionRate } from '../../api/admission';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 
 const limits = { writesInFlightMax: 4, createsInFlightMax: 2, sessionWritesInFlightMax: 2 };
@@ -66,6 +66,16 @@ function hold(a: Admission, kind: 'create' | 'write', n: number, prefix: string)
   return { open: async () => (g.open(), await Promise.all(runs)) };
 }
 
+/** Ten waves of 4 creates, one wave a second, each create taking `ms`: 4/s completed for 10 s. */
+async function createWaves(a: Admission, c: ReturnType<typeof fakeClock>, ms: number) {
+  for (let s = 0; s < 10; s++) {
+    const h = hold(a, 'create', 4, `c${s}_`);
+    c.advance(ms);
+    await h.open();
+    c.advance(1000 - ms);
+  }
+}
+
 test('Retry-After grows with the queue: writes in flight over the rate they completed at, bounded 1..30 s', async () => {
   const c = fakeClock();
   const a = new Admission({ writesInFlightMax: 100, createsInFlightMax: 100, sessionWritesInFlightMax: 100 }, c.now);
@@ -88,17 +98,14 @@ test('a refusal carries the scaled Retry-After in its error and message; a per-s
   const c = fakeClock();
   const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 40, sessionWritesInFlightMax: 1 }, c.now);
   // Creates finish at 4/s (each takes 2.5 s) for 10 s.
-  for (let s = 0; s < 10; s++) {
-    const h = hold(a, 'create', 4, `c${s}_`);
-    c.advance(2500);
-    await h.open();
-    c.advance(-1500);
-  }
+  await createWaves(a, c, 2500);
   const h = hold(a, 'create', 40, 'full');
   const e = await refusalOf(a.run('create', 'one more', async () => undefined));
   expect(e.code).toBe(ErrorCode.Unavailable);
-  expect(e.retryAfterS).toBe(10); // 40 ahead at 4/s
-  expect(e.message).toMatch(/retry after 10 s/);
+  // 40 ahead; creates can complete at 16/s (40 in flight, each taking 2.5 s: more than the
+  // 4/s measured), turns come 1.25 × that fast: 20/s, so 2 s.
+  expect(e.retryAfterS).toBe(2);
+  expect(e.message).toMatch(/retry after 2 s/);
   // One session's writes drain in about one write's latency (2.5 s here): 3 s.
   const g = gate();
   const held = a.run('write', 'sess', () => g.p);
@@ -154,5 +161,72 @@ test('slow creates make admission refuse earlier, naming the adapted bound', asy
   const h = hold(a, 'create', 16, 'x');
   const e = await refusalOf(a.run('create', 'one more', async () => undefined));
   expect(e.message).toMatch(/16 session creates in flight \(16 now: creates took over 5 s, at most CREATES_IN_FLIGHT_MAX=20\)/);
+  await h.open();
+});
+
+test('the busy rate counts completions while work was continuously in flight, not the idle time before it', () => {
+  const c = fakeClock(0);
+  const r = new BusyRate(c.now, 5000);
+  expect(r.perSecond()).toBeUndefined(); // nothing in flight
+  c.advance(60_000); // a quiet minute
+  r.started(0);
+  r.started(1);
+  c.advance(500);
+  r.completed(1);
+  expect(r.perSecond()).toBeUndefined(); // less than a second busy
+  c.advance(1500);
+  r.completed(0);
+  expect(r.perSecond()).toBeUndefined(); // idle again: no measure, not a slow system
+  c.advance(1000);
+  r.started(0);
+  for (let i = 0; i < 20; i++) {
+    r.started(1);
+    c.advance(100);
+    r.completed(1);
+  }
+  expect(r.perSecond()).toBe(10); // 20 in 2 s busy
+  c.advance(6000);
+  expect(r.perSecond()).toBe(0); // still one in flight, nothing completed for a whole window: stuck
+});
+
+test('the create bound is capped by throughput × the latency target, so accepted creates do not queue behind a slow engine', async () => {
+  const c = fakeClock();
+  const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 100, sessionWritesInFlightMax: 10 }, c.now);
+  expect(a.createsBound).toBe(100); // nothing measured: the configured bound
+  // Creates kept in flight, completing at 6 per second (each fast: the latency bound alone would not shrink).
+  const first = hold(a, 'create', 1, 'keep');
+  for (let s = 0; s < 5; s++) {
+    for (let i = 0; i < 6; i++) {
+      c.advance(1000 / 6);
+      await hold(a, 'create', 1, `s${s}_${i}`).open();
+    }
+  }
+  expect(a.createsBound).toBe(30); // 6/s × 5 s
+  const h = hold(a, 'create', 29, 'more'); // 30 in flight with the one kept
+  // refusal() tells without counting; run() then refuses the same way and never calls the write.
+  const told = a.refusal('create', 'x');
+  expect(told?.message).toMatch(/30 session creates in flight \(30 now: creates complete at 6\.0\/s, so more would wait over 5 s; at most CREATES_IN_FLIGHT_MAX=100\)/);
+  expect(a.inFlight.creates).toBe(30);
+  let called = false;
+  const e = await refusalOf(a.run('create', 'x', async () => void (called = true)));
+  expect(called).toBe(false);
+  expect(e.extra).toEqual({ may_be_stored: false });
+  await h.open();
+  await first.open();
+  expect(a.refusal('create', 'x')).toBeUndefined();
+});
+
+test('refused creates get turns of their own: Retry-After spreads them at the rate creates can complete, up to 30 s', async () => {
+  const c = fakeClock();
+  const a = new Admission({ writesInFlightMax: 10_000, createsInFlightMax: 40, sessionWritesInFlightMax: 10 }, c.now);
+  // Creates finish at 4/s for 10 s, each taking 4 s (in waves: no busy-time measure, the window's rate).
+  await createWaves(a, c, 4000);
+  const h = hold(a, 'create', 40, 'full');
+  const ras = Array.from({ length: 12 }, () => a.refusal('create', 'x')!.retryAfterS);
+  // Creates can complete at 10/s (the bound, 40, at their 4 s latency; 4/s measured), turns
+  // 1.25 × faster: 12.5/s. 40 ahead: the first turn in 3.2 s, then one every 0.08 s.
+  expect(ras).toEqual([4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5]);
+  for (let i = 0; i < 400; i++) a.refusal('create', 'x');
+  expect(a.refusal('create', 'x')!.retryAfterS).toBe(30);
   await h.open();
 });

@@ -166,21 +166,16 @@ describe('errorHandler', () => {
     const out: { status?: number; type?: string; body?: Record<string, unknown>; headers: Record<string, string> } = { headers: {} };
     const res = {
       locals: surface ? { surface } : {},
-      set(name: string, value: string) {
+      // The Node calls sendProblem makes (it skips Express's res.json and its ETag).
+      setHeader(name: string, value: string) {
         out.headers[name.toLowerCase()] = value;
-        return this;
+        if (name.toLowerCase() === 'content-type') out.type = value.split(';')[0];
       },
-      status(s: number) {
+      set statusCode(s: number) {
         out.status = s;
-        return this;
       },
-      type(t: string) {
-        out.type = t;
-        return this;
-      },
-      json(b: Record<string, unknown>) {
-        out.body = b;
-        return this;
+      end(b: string) {
+        out.body = JSON.parse(b) as Record<string, unknown>;
       },
     } as unknown as Response;
     const req = { originalUrl: '/x', method: 'POST' } as Request;

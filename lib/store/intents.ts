@@ -196,8 +196,8 @@ function lookupSql(db: PoolClient, l: IntentLookup): string {
   const id = lit.text(l.eventId);
   const key = l.dedupeKey ? lit.text(l.dedupeKey) : undefined;
   return [
-    ...(key ? [`SELECT pg_advisory_xact_lock(hashtextextended('intent-dedupe:' || ${key}, 0))`] : []),
-    `SELECT pg_advisory_xact_lock(hashtextextended('intent:' || ${id}, 0))`,
+    ...(l.dedupeKey ? [lit.xactLock(`intent-dedupe:${l.dedupeKey}`)] : []),
+    lit.xactLock(`intent:${l.eventId}`),
     `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now, h.seq, h.hash, h.ts, h.status,
             EXISTS (SELECT 1 FROM intents WHERE event_id = ${id}) AS header_exists,
             to_jsonb(p) AS prior
@@ -258,18 +258,20 @@ export class IntentStore {
   constructor(private readonly pool: Pool) {}
 
   /**
-   * Runs `fn` in one transaction, with what `lookup` finds under the locks it takes (none
-   * without a lookup: the bench's seeding). Two round trips: BEGIN + locks + lookups, then the
-   * inserts + COMMIT.
+   * Runs `fn` in one transaction, with what `lookup` finds under the locks it takes. Two round
+   * trips: BEGIN + locks + lookups, then the inserts + COMMIT.
    */
-  write<T>(lookup: IntentLookup, fn: (tx: IntentWriteTx, state: IntentWriteState) => Promise<T>): Promise<T>;
-  write<T>(lookup: null, fn: (tx: IntentWriteTx) => Promise<T>): Promise<T>;
-  write<T>(lookup: IntentLookup | null, fn: (tx: IntentWriteTx, state: IntentWriteState) => Promise<T>): Promise<T> {
+  write<T>(lookup: IntentLookup, fn: (tx: IntentWriteTx, state: IntentWriteState) => Promise<T>): Promise<T> {
     return inTransaction(
       this.pool,
-      (db, ctx) => fn(new IntentWriteTx(db, ctx), lookup ? writeStateOf(lookup, ctx.opened) : (undefined as unknown as IntentWriteState)),
-      lookup ? (db) => lookupSql(db, lookup) : undefined,
+      (db, ctx) => fn(new IntentWriteTx(db, ctx), writeStateOf(lookup, ctx.opened)),
+      (db) => lookupSql(db, lookup),
     );
+  }
+
+  /** Inserts in one transaction without the writer's locks and lookups: the bench's seeding of rows no workflow owns. */
+  seed<T>(fn: (tx: IntentWriteTx) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, (db, ctx) => fn(new IntentWriteTx(db, ctx)));
   }
 
   async get(eventId: string): Promise<IntentRow | null> {

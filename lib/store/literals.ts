@@ -24,5 +24,7 @@ export function literals(db: Escaper) {
     jsonb: (v: unknown): string => `${db.escapeLiteral(JSON.stringify(v))}::jsonb`,
     /** `ARRAY[...]::type[]`; an empty array keeps its type. */
     array: (xs: readonly string[], type: string): string => `ARRAY[${xs.map(text).join(', ')}]::${type}[]`,
+    /** The statement that takes the transaction-scoped advisory lock named `key`. */
+    xactLock: (key: string): string => `SELECT pg_advisory_xact_lock(hashtextextended(${text(key)}, 0))`,
   };
 }

@@ -180,7 +180,7 @@ export class SessionStore {
     return inTransaction(
       this.pool,
       (db, ctx) => fn(new SessionWriteTx(db, ctx), knownOf(ctx.opened[1].rows)),
-      (db) => `SELECT pg_advisory_xact_lock(hashtextextended(${literals(db).text(sessionId)}, 0)); ${knownSql(db, sessionId, lookup)}`,
+      (db) => `${literals(db).xactLock(sessionId)}; ${knownSql(db, sessionId, lookup)}`,
     );
   }
 

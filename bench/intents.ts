@@ -229,7 +229,7 @@ async function seed(pool: Pool, n: number, open: number, runId: string): Promise
   const worker = async () => {
     while (next < batches) {
       const b = next++;
-      await store.write(null, async (tx) => {
+      await store.seed(async (tx) => {
         for (let k = b * perTx; k < Math.min(n, (b + 1) * perTx); k++) {
           const id = `SEED-${runId}-${k}`;
           const header: IntentHeader = { event_id: id, domain: `seed${k % 20}`, action: 'seeded-work', tags: ['seed'], session_id: null, dedupe_key: null, ttl_s: 86400 };

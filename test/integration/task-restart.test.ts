@@ -6,13 +6,14 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import type { TimekeeperClient } from '../../api/client';
+import { WORKER_NODE_ARGS } from '../../bin/run';
 import { startTestSystem, TestSystem } from '../support/system';
 import { eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
 function spawnWorker(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
+  const child = spawn(process.execPath, [...WORKER_NODE_ARGS, path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
     cwd: ROOT,
     env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOUND_ALLOW: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -6,15 +6,16 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { SessionStore } from '../../lib/store/sessions';
+import { WORKER_NODE_ARGS } from '../../bin/run';
 import { TimekeeperApiError, TimekeeperContractError, type TimekeeperClient } from '../../api/client';
 import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
 function spawnWorker(taskQueue: string): Promise<ChildProcess> {
-  // node --import tsx, not the tsx CLI: the CLI runs the script in a grandchild process
-  // that a SIGKILL of the CLI would leave running.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
+  // node itself, not the tsx CLI: the CLI runs the script in a grandchild process that a
+  // SIGKILL of the CLI would leave running. Launched as `npm run worker` launches a worker.
+  const child = spawn(process.execPath, [...WORKER_NODE_ARGS, path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
     cwd: ROOT,
     env: { ...process.env, TASK_QUEUE: taskQueue },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -7,6 +7,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../../lib/temporal-server';
+import { WORKER_NODE_ARGS } from '../../bin/run';
 import { startTestSystem, TestSystem, testEnv, uniqueSessionId } from '../support/system';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -19,7 +20,7 @@ afterAll(async () => {
 });
 
 function spawnWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin', 'worker.ts')], {
+  const child = spawn(process.execPath, [...WORKER_NODE_ARGS, path.join(ROOT, 'bin', 'worker.ts')], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

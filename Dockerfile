@@ -1,8 +1,9 @@
 # Timekeeper API / worker / migrations image. One image, three roles (docker-compose.yml):
-#   tsx bin/api.ts | node -r ./bin/tsx-main-thread.cjs bin/worker.ts | npm run migrate
-# (the bodies of the api / worker / migrate scripts in package.json). There is no build
-# step: tsx is a runtime dependency and runs the TypeScript directly (in the worker, in its
-# main thread only: bin/tsx-main-thread.cjs).
+#   node bin/launch.cjs api | node bin/launch.cjs worker | npm run migrate
+# (the bodies of the api / worker / migrate scripts in package.json). The image is built with
+# `npm run build` (bin/build.mjs): api and worker run the compiled bundles in dist/ and the
+# prebuilt workflow bundle; the launcher finds the build current (same sources) and runs it.
+# The one-shot migrate job runs its TypeScript with tsx.
 FROM node:20-bookworm-slim
 
 # node_modules/.bin on PATH so the package.json script bodies (`tsx bin/api.ts`) run as
@@ -29,11 +30,13 @@ COPY bin ./bin
 COPY integrations ./integrations
 # SQL migrations, read from disk by lib/migrate.ts (the migrate job and the worker).
 COPY schema ./schema
+# The compiled runtime (dist/, owned by root like the rest).
+RUN node bin/build.mjs
 
-# The code stays root-owned and read-only to the process; tsx writes its cache to /tmp.
+# The code stays root-owned and read-only to the process; tsx (migrate) writes its cache to /tmp.
 USER node
 
 EXPOSE 8000
 # `npm run api` without npm: npm exits on SIGTERM without passing it on, so the api would
-# be killed instead of closing its connections. tsx relays the signal and waits.
-CMD ["tsx", "bin/api.ts"]
+# be killed instead of closing its connections. The launcher runs the api in its own process.
+CMD ["node", "bin/launch.cjs", "api"]

@@ -39,15 +39,27 @@ export interface RunOptions {
 }
 
 /**
- * `bin/worker.ts` in a child process with an IPC channel, so it stops when we are gone; tsx is
- * registered in its main thread only (bin/tsx-main-thread.cjs says why).
+ * True when this is the compiled runtime (dist/bin/*.js, bin/launch.cjs), false under tsx
+ * (development, tests). The compiled one loads the workflow bundle its build wrote and starts
+ * its worker child compiled too.
+ */
+const COMPILED = __filename.endsWith('.js');
+const ROOT = path.resolve(__dirname, '..');
+/** The workflow bundle `npm run build` writes (bin/build.mjs). */
+export const BUILT_WORKFLOW_BUNDLE = path.join(ROOT, 'dist', 'workflow-bundle.js');
+
+/**
+ * The worker (`npm run worker`'s entry) in a child process with an IPC channel, so it stops when
+ * we are gone: compiled through bin/launch.cjs when we are compiled (the build was just checked),
+ * else `bin/worker.ts` with tsx registered in its main thread only (bin/tsx-main-thread.cjs says why).
  */
 function spawnWorker(env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [...WORKER_NODE_ARGS, path.join(__dirname, 'worker.ts')], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const args = COMPILED ? [path.join(ROOT, 'bin', 'launch.cjs'), 'worker'] : [...WORKER_NODE_ARGS, path.join(ROOT, 'bin', 'worker.ts')];
+  return spawn(process.execPath, args, { env: COMPILED ? { ...env, TIMEKEEPER_BUILD: 'skip' } : env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
 /** How a worker process loads TypeScript: tsx in its main thread, nothing in the workflow threads. */
-export const WORKER_NODE_ARGS = ['-r', path.join(__dirname, 'tsx-main-thread.cjs')];
+export const WORKER_NODE_ARGS = ['-r', path.join(ROOT, 'bin', 'tsx-main-thread.cjs')];
 
 /** Start-up messages ("[postgres] …") as log lines, the bracketed part as the component. */
 const log = (m: string) => {
@@ -117,11 +129,16 @@ export async function run(opts: RunOptions): Promise<void> {
       // prepared here), restarted with backoff whenever it exits, even by SIGKILL or a crash
       // that would take an in-process worker down with the API.
       let child: ChildProcess | undefined;
-      // Bundled once here, so a restart does not spend its first seconds bundling again.
-      const bundle = path.join(config.dataDir, `workflow-bundle-${process.pid}.js`);
-      fs.mkdirSync(config.dataDir, { recursive: true });
-      fs.writeFileSync(bundle, await bundleWorkflows());
-      cleanups.push(async () => fs.rmSync(bundle, { force: true }));
+      // Compiled: the build's bundle. Under tsx: bundled once here, so a restart does not spend
+      // its first seconds bundling again.
+      let bundle = COMPILED ? BUILT_WORKFLOW_BUNDLE : path.join(config.dataDir, `workflow-bundle-${process.pid}.js`);
+      if (config.workflowBundlePath) bundle = config.workflowBundlePath;
+      else if (!COMPILED) {
+        const written = bundle;
+        fs.mkdirSync(config.dataDir, { recursive: true });
+        fs.writeFileSync(written, await bundleWorkflows());
+        cleanups.push(async () => fs.rmSync(written, { force: true }));
+      }
       // The child's series (appends, intents, task runs) on a private port, merged into the API's /metrics.
       const metricsPort = config.workerMetricsPort || (await freePort());
       workerMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
@@ -151,7 +168,7 @@ export async function run(opts: RunOptions): Promise<void> {
         taskQueue: config.taskQueue,
         pool,
         sessions: config,
-        workflowBundle: config.workflowBundlePath ? { codePath: config.workflowBundlePath } : undefined,
+        workflowBundle: prebuiltBundle(config.workflowBundlePath),
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
         tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => readSecret(name), publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore, artifactsDir: config.artifactsDir },
       });
@@ -210,4 +227,10 @@ export async function run(opts: RunOptions): Promise<void> {
     for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
     process.exit(1);
   }
+}
+
+/** TIMEKEEPER_WORKFLOW_BUNDLE, else the build's bundle when compiled; undefined: bundle ./workflows at start (tsx). */
+function prebuiltBundle(configured: string | undefined): { codePath: string } | undefined {
+  if (configured) return { codePath: configured };
+  return COMPILED ? { codePath: BUILT_WORKFLOW_BUNDLE } : undefined;
 }

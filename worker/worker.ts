@@ -4,6 +4,7 @@
  * own task queues per priority class (`default`, `core`), each with its own Worker and
  * activity slots, so a slow low-priority task never takes a core task's slot.
  */
+import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, WorkerOptions, bundleWorkflowCode } from '@temporalio/worker';
 import type { Pool } from 'pg';
@@ -106,7 +107,12 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   };
 }
 
-/** The workflow code bundled for the worker's sandbox (seconds of CPU: done once per process, or once for a supervised child's restarts). */
+/**
+ * The workflow code bundled for the worker's sandbox (seconds of CPU: done once per process
+ * under tsx; the compiled runtime loads the one `npm run build` wrote, dist/workflow-bundle.js).
+ * A path from this file's folder rather than require.resolve: in the compiled bundle the
+ * latter would resolve from dist/ (bin/build.mjs gives each module its source folder back).
+ */
 export async function bundleWorkflows(): Promise<string> {
-  return (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') })).code;
+  return (await bundleWorkflowCode({ workflowsPath: path.join(__dirname, '..', 'workflows', 'index.ts') })).code;
 }

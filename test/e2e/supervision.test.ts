@@ -14,6 +14,7 @@ import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TimekeeperClient } from '../../api/client';
 import { freePort } from '../../lib/temporal-server';
+import { startProcessEnv } from '../support/start-env';
 import { testEnv, uniqueSessionId } from '../support/system';
 
 jest.setTimeout(300_000);
@@ -77,23 +78,10 @@ afterAll(async () => {
 });
 
 test('SIGKILL of the worker child: the supervisor restarts it, /readyz and appends work again', async () => {
-  const env = testEnv();
   const port = await freePort();
   start = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin', 'start.ts')], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: env.ownerUrl,
-      APP_DATABASE_URL: env.appUrl,
-      TEMPORAL_ADDRESS: env.temporalAddress,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      TIMEKEEPER_DATA_DIR: dataDir,
-      LOG_FORMAT: 'json',
-      TEMPORAL_LOG_LEVEL: 'ERROR',
-    },
+    env: startProcessEnv({ taskQueue, port, dataDir }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   start.stdout!.on('data', (b: Buffer) => (output += b.toString()));

@@ -863,10 +863,24 @@ const checkDockerfile: Check = ({ loaded, repo }) => {
     problems.push('no default CMD');
   }
   const entries: string[] = [];
+  let compiled = false;
   for (const s of used) {
     const files = (scripts[s] ?? '').split(/\s+/).filter((t) => SOURCE_EXT.some((e) => t.endsWith(e)));
     if (!files.length) problems.push(`npm script "${s}" names no source entry file`);
     entries.push(...files);
+    // `node bin/launch.cjs ROLE` runs dist/bin/ROLE.js, compiled from bin/ROLE.ts by bin/build.mjs.
+    const launched = /(?:^|\s)bin\/launch\.cjs\s+(\w+)/.exec(scripts[s] ?? '');
+    if (launched) {
+      compiled = true;
+      entries.push(`bin/${launched[1]}.ts`, 'bin/build.mjs');
+    }
+  }
+  if (compiled) {
+    // The image must carry the build: a launcher that finds none would try to write dist/ as the runtime user.
+    const buildAt = instructions.findIndex((i) => i.op === 'RUN' && /\b(node bin\/build\.mjs|npm run build)\b/.test(i.args));
+    const lastCopy = instructions.map((i) => i.op).lastIndexOf('COPY');
+    if (buildAt < 0) problems.push('the image runs bin/launch.cjs but never builds dist/ (`RUN node bin/build.mjs`)');
+    else if (buildAt < lastCopy) problems.push('`RUN node bin/build.mjs` must come after the sources are copied');
   }
   for (const dir of neededFolders(repo, entries)) {
     if (!covers(dir)) problems.push(`the image runs code from ${dir}/ but the Dockerfile does not copy it`);
@@ -978,7 +992,7 @@ describe('the compose checks catch broken wiring', () => {
     ['a command running a missing npm script', checkScripts, () => withCompose((_, s) => { s.migrate.command = ['npm', 'run', 'migrat']; }), /"migrat"/],
     ['a command that is no package.json script', checkScripts, () => withCompose((_, s) => { s.worker.command = ['tsx', 'bin/wrker.ts']; }), /tsx bin\/wrker\.ts/],
     ['a long-running service under npm run', checkScripts, () => withCompose((_, s) => { s.worker.command = ['npm', 'run', 'worker']; }), /worker: long-running service under `npm run`/],
-    ['a CMD under npm run', checkDockerfile, () => withFiles(replaceIn('Dockerfile', 'CMD ["tsx", "bin/api.ts"]', 'CMD ["npm", "run", "api"]')), /CMD runs `npm run`/],
+    ['a CMD under npm run', checkDockerfile, () => withFiles(replaceIn('Dockerfile', 'CMD ["node", "bin/launch.cjs", "api"]', 'CMD ["npm", "run", "api"]')), /CMD runs `npm run`/],
     ['a Dockerfile without COPY bin', checkDockerfile, () => withFiles(replaceIn('Dockerfile', /^COPY bin .*\n/m, '')), /bin\//],
     [
       'a Dockerfile missing a folder reached through imports',
@@ -1008,6 +1022,9 @@ describe('the compose checks catch broken wiring', () => {
       () => withFiles(replaceIn('Dockerfile', /^(COPY package\.json package-lock\.json \.\/)\n(RUN npm ci.*)$/m, '$2\n$1')),
       /package-lock\.json must be copied before `npm ci`/,
     ],
+    ['an image that runs the launcher without building dist/', checkDockerfile, () => withFiles(replaceIn('Dockerfile', /^RUN node bin\/build\.mjs\n/m, '')), /never builds dist/],
+    ['a build before the sources are copied', checkDockerfile, () => withFiles(replaceIn('Dockerfile', /^(COPY lib .*)$/m, 'RUN node bin/build.mjs\n$1')), /after the sources are copied/],
+    ['a compiled entry whose source folder is not copied', checkDockerfile, () => withFiles(replaceIn('Dockerfile', /^COPY clients .*\n/m, '')), /clients\//],
     ['an image running as root', checkDockerfile, () => withFiles(replaceIn('Dockerfile', /^USER node$/m, 'USER root')), /non-root/],
   ];
 

@@ -235,8 +235,13 @@ export const LIMITS = {
    * leaves the worker idle.
    */
   createTurnRateFactor: 1.25,
-  /** The create bound never shrinks below this: a slow machine still takes creates (the seed's own load is 100 at once, retried). */
-  createsInFlightFloor: 16,
+  /**
+   * The create bound never shrinks below this (api/admission.ts): the seed's own load is 100
+   * sessions created at once, the load the product is sized for, and it is never refused, on a
+   * slow or loaded machine too (issue 17: at 16, 19 of those 100 were refused). A stuck engine
+   * then holds up to this many creates until their write deadline, each answered as unknown.
+   */
+  createsInFlightFloor: 100,
   /** Weight of the newest write in the mean write latency behind a per-session 429's Retry-After (an EWMA over ~20 writes). */
   retryAfterLatencyWeight: 0.05,
   /** How long a failed write may spend finding out why (database ping, task-queue pollers) before it answers. */

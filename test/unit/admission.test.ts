@@ -151,7 +151,7 @@ test('the create bound shrinks by a quarter (once a second at most) while create
 
 test('slow creates make admission refuse earlier, naming the adapted bound', async () => {
   const c = fakeClock();
-  const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 20, sessionWritesInFlightMax: 10 }, c.now);
+  const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 20, sessionWritesInFlightMax: 10, createsInFlightFloor: 16 }, c.now);
   const g = gate();
   const slow = a.run('create', 'slow', () => g.p);
   c.advance(6000);
@@ -191,7 +191,7 @@ test('the busy rate counts completions while work was continuously in flight, no
 
 test('the create bound is capped by throughput × the latency target, so accepted creates do not queue behind a slow engine', async () => {
   const c = fakeClock();
-  const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 100, sessionWritesInFlightMax: 10 }, c.now);
+  const a = new Admission({ writesInFlightMax: 1000, createsInFlightMax: 100, sessionWritesInFlightMax: 10, createsInFlightFloor: 16 }, c.now);
   expect(a.createsBound).toBe(100); // nothing measured: the configured bound
   // Creates kept in flight, completing at 6 per second (each fast: the latency bound alone would not shrink).
   const first = hold(a, 'create', 1, 'keep');
@@ -218,7 +218,7 @@ test('the create bound is capped by throughput × the latency target, so accepte
 
 test('refused creates get turns of their own: Retry-After spreads them at the rate creates can complete, up to 30 s', async () => {
   const c = fakeClock();
-  const a = new Admission({ writesInFlightMax: 10_000, createsInFlightMax: 40, sessionWritesInFlightMax: 10 }, c.now);
+  const a = new Admission({ writesInFlightMax: 10_000, createsInFlightMax: 40, sessionWritesInFlightMax: 10, createsInFlightFloor: 16 }, c.now);
   // Creates finish at 4/s for 10 s, each taking 4 s (in waves: no busy-time measure, the window's rate).
   await createWaves(a, c, 4000);
   const h = hold(a, 'create', 40, 'full');
@@ -229,4 +229,33 @@ test('refused creates get turns of their own: Retry-After spreads them at the ra
   for (let i = 0; i < 400; i++) a.refusal('create', 'x');
   expect(a.refusal('create', 'x')!.retryAfterS).toBe(30);
   await h.open();
+});
+
+test("the seed's load is never refused: 100 creates at once are admitted after slow creates and at a low measured rate", async () => {
+  const c = fakeClock();
+  // The defaults: CREATES_IN_FLIGHT_MAX=128, the floor LIMITS.createsInFlightFloor (100).
+  const a = new Admission({ writesInFlightMax: 200, createsInFlightMax: 128, sessionWritesInFlightMax: 64 }, c.now);
+  // A burst of slow creates (each 8 s, one wave a second) shrinks the latency bound as far as it goes...
+  for (let s = 0; s < 10; s++) {
+    const h = hold(a, 'create', 4, `slow${s}_`);
+    c.advance(8000);
+    await h.open();
+  }
+  expect(a.createsBound).toBe(100);
+  // ...and creates completing at 2/s while most of the seed's 100 are in flight (Little's law
+  // alone would allow 10) cap it no lower either: the rest of the 100 are admitted.
+  const seed = hold(a, 'create', 95, 'seed');
+  for (let i = 0; i < 10; i++) {
+    c.advance(500);
+    await hold(a, 'create', 1, `trickle${i}`).open();
+  }
+  expect(a.createsBound).toBe(100);
+  const rest = hold(a, 'create', 5, 'rest');
+  expect(a.inFlight.creates).toBe(100);
+  // The 101st is refused as before: honest, at once, with Retry-After.
+  const e = await refusalOf(a.run('create', 'one more', async () => undefined));
+  expect(e.extra).toEqual({ may_be_stored: false });
+  expect(e.retryAfterS).toBeGreaterThanOrEqual(1);
+  await seed.open();
+  await rest.open();
 });

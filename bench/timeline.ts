@@ -511,6 +511,13 @@ async function main(): Promise<void> {
             { what: `${spec.name} append p50 ms`, tk: a.append.pct(50), floor: b.append.pct(50) },
           );
         }
+        // The create alternative not chosen: eager start + first Update instead of update-with-start (seed only).
+        const e = floor && spec.name === 'seed' ? await runScenario(spec, floor.eagerTarget, opts, `${runId}_floorea`) : undefined;
+        if (b && e) {
+          report(e, opts);
+          console.log(`  ${floor!.eagerStarts()} of ${e.init.ms.length} starts ran eagerly`);
+          ratios.push({ what: `${spec.name} init p50: eager start + Update`, tk: e.init.pct(50), floor: b.init.pct(50) });
+        }
         if (b && c) {
           report(c, opts);
           const perS = (r: typeof a) => rate(r.append.ms.length, r.appendWallMs);

@@ -15,6 +15,15 @@ export interface Floor {
   target: BenchTarget;
   /** The same workflows, appending through one no-op local activity (floorLocalUpdate). */
   localTarget: BenchTarget;
+  /**
+   * The alternative to update-with-start for a create: an eager workflow start (the first
+   * workflow task handed straight to this process's worker in the start's response, which needs
+   * the client on the worker's NativeConnection) and then the first Update. Eager start cannot be
+   * combined with update-with-start (the server refuses RequestEagerExecution in a
+   * multi-operation). `eagerStarts()` counts the starts the server really ran eagerly.
+   */
+  eagerTarget: BenchTarget;
+  eagerStarts(): number;
   close(): Promise<void>;
 }
 
@@ -57,9 +66,21 @@ export async function startFloor(address: string, namespace: string): Promise<Fl
   });
   const target = targetFor('bare Update', floorUpdate);
   const localTarget = targetFor('Update + no-op local activity', floorLocalUpdate);
+  let eager = 0;
+  const eagerTarget: BenchTarget = {
+    name: 'eager start, then Update',
+    async init(id) {
+      const handle = await client.workflow.start(floorWorkflow, { workflowId: wid(id), taskQueue, workflowIdConflictPolicy: 'FAIL', requestEagerStart: true });
+      if (handle.eagerlyStarted) eager++;
+      await handle.executeUpdate(floorUpdate, { args: [0] });
+    },
+    append: target.append,
+  };
   return {
     target,
     localTarget,
+    eagerTarget,
+    eagerStarts: () => eager,
     async close() {
       worker.shutdown();
       await running.catch(() => undefined);

@@ -70,6 +70,18 @@ export function urlProblem(url: string, allowHosts: readonly string[]): string |
   return addressProblem(host, host);
 }
 
+/**
+ * What a run's reason says about an answer outside 2xx: its status line with the standard
+ * reason phrase (`HTTP 500 Internal Server Error`, not the server's own text), and the start
+ * of its body only when the operator opted in (OUTBOUND_ECHO_BODIES): otherwise a URL that
+ * reaches an internal service could read that service's answers back through the run.
+ */
+export function answerLine(res: Pick<OutboundResponse, 'status' | 'body'>, echoBodies: boolean): string {
+  const phrase = http.STATUS_CODES[res.status];
+  const line = `HTTP ${res.status}${phrase ? ` ${phrase}` : ''}`;
+  return echoBodies && res.body ? `${line}: ${res.body.slice(0, 300)}` : line;
+}
+
 export interface OutboundOptions {
   method?: 'POST' | 'GET';
   headers?: Record<string, string>;

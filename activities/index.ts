@@ -16,6 +16,8 @@ export interface ActivityDeps {
   wake?: { url?: string; token?: string };
   /** Hosts task requests may reach although private or local (OUTBOUND_ALLOW_HOSTS). Default none. */
   outboundAllowHosts?: readonly string[];
+  /** OUTBOUND_ECHO_BODIES (activities/tasks.ts). Default false. */
+  outboundEchoBodies?: boolean;
   /** Reads a task's secret by its environment variable name (lib/config.ts readSecret). Default: none readable. */
   secret?: (name: string) => string | undefined;
   /** The API's base URL as agents reach it, for results reported later (PUBLIC_URL). Default http://127.0.0.1:8000. */
@@ -31,6 +33,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
     ...createSignalActivities({ pool: deps.pool }),
-    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps }),
+    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], outboundEchoBodies: deps.outboundEchoBodies, secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps }),
   };
 }

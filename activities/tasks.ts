@@ -26,7 +26,7 @@ import {
   type DeliveryTarget,
   type Trigger,
 } from '../lib/domain/tasks';
-import { OutboundRefused, outboundRequest } from '../lib/outbound';
+import { OutboundRefused, answerLine, outboundRequest } from '../lib/outbound';
 import { isRunDay } from '../lib/domain/calendars';
 import { fireTimes } from '../lib/domain/schedule';
 import { metrics } from '../lib/metrics';
@@ -46,7 +46,9 @@ export interface TaskActivityDeps {
   sessions: SessionWriter;
   /** Hosts outgoing requests may reach although they are private or local (OUTBOUND_ALLOW_HOSTS). */
   outboundAllowHosts: readonly string[];
-  /** Reads a secret by its environment variable name (lib/config.ts readSecret). */
+  /** OUTBOUND_ECHO_BODIES: quote the start of a non-2xx answer in the run's reason (default: the status line only). */
+  outboundEchoBodies?: boolean;
+  /** Reads a secret by its environment variable name, if registered in AGENT_SECRETS (lib/config.ts readSecret). */
   secret: (name: string) => string | undefined;
   /** The API's base URL as agents reach it (PUBLIC_URL): results reported later go to <base>/v1/runs/{run_id}/result. */
   publicUrl: string;
@@ -147,7 +149,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (agent.api_key_env) {
         const key = deps.secret(agent.api_key_env);
-        if (!key) throw fail('agent_misconfigured', `agent.api_key_env: the environment variable ${agent.api_key_env} is not set (or not readable) on the worker`);
+        if (!key) throw fail('agent_misconfigured', `agent.api_key_env: the environment variable ${agent.api_key_env} is not set on the worker, or not registered in AGENT_SECRETS`);
         headers.authorization = `Bearer ${key}`;
       }
       const messages: { role: string; content: string }[] = [
@@ -158,7 +160,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       for (let ask = 1; ask <= LIMITS.agentAnswerAsks; ask++) {
         const body = JSON.stringify({ model: agent.model, messages, ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}) });
         const res = await post(`${agent.base_url.replace(/\/+$/, '')}/chat/completions`, body, headers);
-        if (res.status < 200 || res.status > 299) throw fail('agent_error', `chat completions answered HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+        if (res.status < 200 || res.status > 299) throw fail('agent_error', `chat completions answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
         let content: string;
         try {
           content = String(JSON.parse(res.body).choices[0].message.content ?? '');
@@ -176,17 +178,17 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const resultUrl = `${deps.publicUrl.replace(/\/+$/, '')}${resultPath(call.runId)}`;
     if (agent.type === 'openclaw') {
       const token = deps.secret(agent.token_env);
-      if (!token) throw fail('agent_misconfigured', `agent.token_env: the environment variable ${agent.token_env} is not set (or not readable) on the worker`);
+      if (!token) throw fail('agent_misconfigured', `agent.token_env: the environment variable ${agent.token_env} is not set on the worker, or not registered in AGENT_SECRETS`);
       const req = openclawHookRequest({ task, agent, token, runId: call.runId, attempt: call.attempt, system, prompt, resultUrl });
       const res = await post(req.url, req.body, req.headers);
-      if (res.status < 200 || res.status > 299) throw fail('agent_error', `the OpenClaw Gateway answered HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+      if (res.status < 200 || res.status > 299) throw fail('agent_error', `the OpenClaw Gateway answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
       let ocRun: unknown;
       try {
         ocRun = JSON.parse(res.body).runId;
       } catch {
         ocRun = undefined;
       }
-      return { awaiting_result: true, detail: `the OpenClaw Gateway started the agent turn${typeof ocRun === 'string' ? ` (OpenClaw run ${ocRun.slice(0, 100)})` : ''}` };
+      return { awaiting_result: true, detail: `the OpenClaw Gateway started the agent turn${typeof ocRun === 'string' && /^[A-Za-z0-9._:-]{1,100}$/.test(ocRun) ? ` (OpenClaw run ${ocRun})` : ''}` };
     }
 
     // webhook agent: POST the run context; a JSON answer is the result, 202 means it comes to result_url.
@@ -208,7 +210,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       });
       const res = await post(agent.url, body, { 'content-type': 'application/json', 'idempotency-key': `${call.runId}#${call.attempt}.${ask}`, ...sign(agent.secret, body) });
       if (res.status === 202) return { awaiting_result: true, detail: 'the webhook answered 202 Accepted' };
-      if (res.status < 200 || res.status > 299) throw fail('agent_error', `the webhook answered HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+      if (res.status < 200 || res.status > 299) throw fail('agent_error', `the webhook answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
       const parsed = parseAgentAnswer(res.body, task.task_id);
       if (parsed.ok) return parsed.answer;
       problem = parsed.problem;

@@ -107,6 +107,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       store: new TaskStore(pool),
       results: new TaskResultStore(pool),
       keys,
+      policy: { outboundAllowHosts: config.outboundAllowHosts, agentSecrets: config.agentSecrets },
     }),
   );
   app.use(

@@ -87,6 +87,9 @@ const EnvSchema = z.object({
   OML_PORT: intVar('OML_PORT', 0, 0, 65535),
   WORKER_METRICS_PORT: intVar('WORKER_METRICS_PORT', 0, 0, 65535),
   OUTBOUND_ALLOW_HOSTS: optional,
+  OUTBOUND_ECHO_BODIES: optional.pipe(z.enum(['true', 'false', '1', '0'], { error: 'OUTBOUND_ECHO_BODIES must be true or false' }).optional()),
+  AGENT_SECRETS: optional,
+  SECRETS_KEY: optional,
   PUBLIC_URL: optional.pipe(z.url({ error: 'PUBLIC_URL must be an http(s) URL', protocol: /^https?$/ }).optional()),
   TASKS_TASK_QUEUE: optional,
   TASKS_CORE_TASK_QUEUE: optional,
@@ -170,6 +173,23 @@ export interface Config {
    */
   outboundAllowHosts: string[];
   /**
+   * Whether a run's reason may quote what an agent, delivery or alert URL answered (up to 300
+   * characters) after the status line. From OUTBOUND_ECHO_BODIES; default false: only
+   * `HTTP 500 Internal Server Error`, so an internal answer is never read back through a run.
+   */
+  outboundEchoBodies: boolean;
+  /**
+   * The only variables an agent's `token_env` / `api_key_env` may name (AGENT_SECRETS,
+   * comma-separated; default none). Timekeeper's own variables are refused here at start-up.
+   */
+  agentSecrets: string[];
+  /**
+   * The key (32 bytes, base64 or hex) that seals the HMAC secrets of agents, deliveries and
+   * alerts in the database and in workflow histories (SECRETS_KEY). Unset: generated on first
+   * start and kept in <dataDir>/secrets.key (lib/secrets-key.ts).
+   */
+  secretsKey: string | undefined;
+  /**
    * The API's base URL as agents reach it (PUBLIC_URL, no trailing slash): a webhook or OpenClaw
    * agent posts its result to <publicUrl>/v1/runs/{run_id}/result. Default the listen address
    * (http://HOST:PORT, 127.0.0.1 for a wildcard HOST).
@@ -190,18 +210,33 @@ export function taskRunQueues(c: Pick<Config, 'taskQueue' | 'tasksTaskQueue' | '
   return { default: c.tasksTaskQueue ?? `${c.taskQueue}-tasks`, core: c.tasksCoreTaskQueue ?? `${c.taskQueue}-tasks-core` };
 }
 
-/** Variables a task's `api_key_env` may never name: Timekeeper's own configuration and credentials. */
-const NOT_SECRETS = /^(DATABASE_URL|APP_DATABASE_URL|APP_DB_PASSWORD|TIMEKEEPER_.*|TEMPORAL_.*|PATH|HOME|PWD|SHELL|USER)$/;
+/** Timekeeper's own variables (every setting above) and the shell's: never a task's secret, even if listed. */
+const OWN_VARIABLES = /^(TIMEKEEPER_.*|TEMPORAL_.*|PATH|HOME|PWD|SHELL|USER)$/;
+const isOwnVariable = (name: string) => OWN_VARIABLES.test(name) || Object.hasOwn(EnvSchema.shape, name);
 
 /**
  * Reads the secret a task names by its environment variable (an LLM API key, a gateway
  * token), at the moment it is needed: the value is never stored, logged or put in workflow
- * history. Timekeeper's own variables are not readable this way.
+ * history. Only names the operator registered in AGENT_SECRETS are readable, and never
+ * Timekeeper's own variables.
  */
-export function readSecret(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (!SECRET_NAME_RE.test(name) || NOT_SECRETS.test(name)) return undefined;
+export function readSecret(name: string, agentSecrets: readonly string[], env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!SECRET_NAME_RE.test(name) || isOwnVariable(name) || !agentSecrets.includes(name)) return undefined;
   const v = env[name];
   return v === undefined || v === '' ? undefined : v;
+}
+
+/** AGENT_SECRETS as a list; a malformed name or one of Timekeeper's own variables is a start-up error. */
+function agentSecretsOf(raw: string | undefined): string[] {
+  const names = (raw ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  for (const n of names) {
+    if (!SECRET_NAME_RE.test(n)) throw new Error(`AGENT_SECRETS: "${n}" is not an environment variable name (A-Z, 0-9, _)`);
+    if (isOwnVariable(n)) throw new Error(`AGENT_SECRETS: ${n} is one of Timekeeper's own variables and can never be given to an agent`);
+  }
+  return names;
 }
 
 /** The runtime URL defaults to the owner URL with the user swapped for the SELECT/INSERT-only role. */
@@ -258,6 +293,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((h) => h.trim().toLowerCase())
       .filter(Boolean),
+    outboundEchoBodies: e.OUTBOUND_ECHO_BODIES === 'true' || e.OUTBOUND_ECHO_BODIES === '1',
+    agentSecrets: agentSecretsOf(e.AGENT_SECRETS),
+    secretsKey: e.SECRETS_KEY,
     publicUrl: (e.PUBLIC_URL ?? `http://${listenHostForUrl(e.HOST ?? '127.0.0.1')}:${e.PORT}`).replace(/\/+$/, ''),
     tasksTaskQueue: e.TASKS_TASK_QUEUE,
     tasksCoreTaskQueue: e.TASKS_CORE_TASK_QUEUE,

@@ -1,15 +1,19 @@
 /**
  * Outgoing HTTP for tasks (agents, deliveries, alerts) behind an SSRF guard: a request may
- * not reach loopback, link-local, private, unique-local or unspecified addresses — checked
- * on the address the connection actually uses (the DNS answer, at connect time, so a
- * rebinding name gains nothing) and again on every redirect — unless its host is listed in
- * OUTBOUND_ALLOW_HOSTS (lib/config.ts).
+ * reach only public unicast addresses, judged by address and not by spelling
+ * (lib/ip-address.ts: loopback, private, link-local and metadata, CGNAT, unique- and
+ * site-local, multicast, reserved, and IPv4 carried in IPv6 are refused) unless its host is
+ * listed in OUTBOUND_ALLOW_HOSTS (lib/config.ts). The check runs on the IP literal of the URL,
+ * on every address a name resolves to (at connect time, so a rebinding name gains nothing),
+ * and again on every redirect hop. Node's http client is used directly (not fetch) because
+ * only its `lookup` hook lets the guard see the addresses a connection will use.
  */
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
+import type net from 'node:net';
 import { LIMITS } from './domain/limits';
+import { canonicalAddress, judgeAddress } from './ip-address';
 
 export class OutboundRefused extends Error {
   constructor(message: string) {
@@ -24,17 +28,58 @@ export interface OutboundResponse {
   body: string;
 }
 
-/** Addresses a task must not reach unless allowed. */
-export function isPrivateAddress(address: string): boolean {
-  const v4 = net.isIPv4(address) ? address : /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (v4) {
-    const [a, b] = v4.split('.').map(Number);
-    return (
-      a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || a >= 224
-    );
+/** A host as OUTBOUND_ALLOW_HOSTS entries are compared: lower case, no brackets, no trailing dot. */
+const hostKey = (host: string) => host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+
+/**
+ * Whether the operator allowed this host although it is private or local: listed by name,
+ * or (for an IP literal) the same address in any spelling (`::ffff:7f00:1` is 127.0.0.1).
+ */
+export function hostAllowed(host: string, allowHosts: readonly string[]): boolean {
+  const key = hostKey(host);
+  if (allowHosts.some((h) => hostKey(h) === key)) return true;
+  const address = canonicalAddress(key);
+  return address !== undefined && allowHosts.some((h) => canonicalAddress(hostKey(h)) === address);
+}
+
+/** Why an address may not be reached, or undefined when it may. */
+function addressProblem(address: string, host: string): string | undefined {
+  const v = judgeAddress(address);
+  if (!v?.refused) return undefined;
+  const what = `${v.address}${v.embedded ? ` (carrying ${v.embedded})` : ''}`;
+  const kind = `a private or local address (${v.range}), not public unicast; list the host in OUTBOUND_ALLOW_HOSTS to allow it`;
+  return host === address ? `${what} is ${kind}` : `${host} resolves to ${what}, ${kind}`;
+}
+
+/**
+ * The early check a task definition gets (POST/PATCH /v1/tasks): an http(s) URL whose host is
+ * an IP literal in a refused range, in any spelling Node's URL parser accepts (decimal
+ * 2130706433, octal 0177.0.0.1, hex 0x7f.1, short 127.1, IPv4 in IPv6), is refused. Names are
+ * resolved only when the request is made (a name's answer may change), so they pass here.
+ */
+export function urlProblem(url: string, allowHosts: readonly string[]): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'must be an http(s) URL';
   }
-  const x = address.toLowerCase();
-  return x === '::' || x === '::1' || x.startsWith('fe8') || x.startsWith('fe9') || x.startsWith('fea') || x.startsWith('feb') || x.startsWith('fc') || x.startsWith('fd') || x.startsWith('ff');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be an http(s) URL';
+  const host = hostKey(u.hostname);
+  if (hostAllowed(host, allowHosts)) return undefined;
+  return addressProblem(host, host);
+}
+
+/**
+ * What a run's reason says about an answer outside 2xx: its status line with the standard
+ * reason phrase (`HTTP 500 Internal Server Error`, not the server's own text), and the start
+ * of its body only when the operator opted in (OUTBOUND_ECHO_BODIES): otherwise a URL that
+ * reaches an internal service could read that service's answers back through the run.
+ */
+export function answerLine(res: Pick<OutboundResponse, 'status' | 'body'>, echoBodies: boolean): string {
+  const phrase = http.STATUS_CODES[res.status];
+  const line = `HTTP ${res.status}${phrase ? ` ${phrase}` : ''}`;
+  return echoBodies && res.body ? `${line}: ${res.body.slice(0, 300)}` : line;
 }
 
 export interface OutboundOptions {
@@ -69,21 +114,22 @@ export async function outboundRequest(url: string, opts: OutboundOptions): Promi
 
 function once(u: URL, method: string, body: string | undefined, opts: OutboundOptions): Promise<OutboundResponse> {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(new OutboundRefused(`${u.protocol} URLs are not allowed`));
-  const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const allowed = opts.allowHosts.includes(host);
+  const host = hostKey(u.hostname);
+  const allowed = hostAllowed(host, opts.allowHosts);
+  // An IP literal never reaches `lookup` (net connects to it directly): it is judged here.
+  const literal = allowed ? undefined : addressProblem(host, host);
+  if (literal) return Promise.reject(new OutboundRefused(literal));
+  // A name is judged by every address it resolves to, at connect time (so a rebinding name gains nothing).
   const lookup: net.LookupFunction = (hostname, options, cb) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return cb(err, '', 4);
       const list = addresses as dns.LookupAddress[];
-      const bad = list.find((a) => isPrivateAddress(a.address));
-      if (bad && !allowed) return cb(new OutboundRefused(`${hostname} resolves to ${bad.address}, a private or local address; list the host in OUTBOUND_ALLOW_HOSTS to allow it`), '', 4);
+      const problem = allowed ? undefined : list.map((a) => addressProblem(a.address, hostname)).find(Boolean);
+      if (problem) return cb(new OutboundRefused(problem), '', 4);
       if ((options as { all?: boolean }).all) return (cb as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
       cb(null, list[0].address, list[0].family);
     });
   };
-  if (net.isIP(host) && isPrivateAddress(host) && !allowed) {
-    return Promise.reject(new OutboundRefused(`${host} is a private or local address; list it in OUTBOUND_ALLOW_HOSTS to allow it`));
-  }
   const mod = u.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = mod.request(

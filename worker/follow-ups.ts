@@ -13,6 +13,7 @@ import { definitionOf } from '../api/tasks/definition';
 import type { TaskClient } from '../clients/tasks';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import type { TaskRow, TaskStore } from '../lib/store/tasks';
+import type { TaskPolicy } from '../lib/task-policy';
 
 /** `<parent task>.fu-<16 hex of the parent run id>`: one id per parent run, within TASK_ID_RE's 128 characters. */
 export const followUpTaskId = (parentTaskId: string, parentRunId: string) => `${parentTaskId.slice(0, 100)}.fu-${createHash('sha256').update(parentRunId).digest('hex').slice(0, 16)}`;
@@ -20,7 +21,7 @@ export const followUpTaskId = (parentTaskId: string, parentRunId: string) => `${
 /** Seconds after the parent run a follow-up without a trigger runs. */
 const DEFAULT_DELAY_S = 1;
 
-export function followUpCreator(tasks: TaskClient, store: TaskStore): FollowUpCreator {
+export function followUpCreator(tasks: TaskClient, store: TaskStore, policy: TaskPolicy): FollowUpCreator {
   async function found(row: TaskRow, r: FollowUpRequest) {
     if (row.definition.parent_run_id !== r.parentRunId) return { ok: false as const, reason: `next_action.task.task_id: ${row.task_id} is already used by another task` };
     if (!row.deleted) await tasks.ensureScheduler(row);
@@ -40,7 +41,7 @@ export function followUpCreator(tasks: TaskClient, store: TaskStore): FollowUpCr
       }
       let parsed: ReturnType<typeof definitionOf>;
       try {
-        parsed = definitionOf({ ...body, task_id: taskId }, nowMs, { parent_run_id: r.parentRunId });
+        parsed = definitionOf({ ...body, task_id: taskId }, nowMs, policy, { parent_run_id: r.parentRunId });
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         const fields = err.errors.map((e) => `next_action.task.${e.field}: ${e.reason}`).join('; ');

@@ -33,7 +33,11 @@ export interface TimekeeperWorkerOptions {
   tasks?: {
     queues?: { default: string; core: string };
     outboundAllowHosts?: readonly string[];
+    /** OUTBOUND_ECHO_BODIES: run reasons may quote a non-2xx answer's body. Default false. */
+    outboundEchoBodies?: boolean;
     secret?: (name: string) => string | undefined;
+    /** AGENT_SECRETS: the secret names follow-up tasks may give (the API's rule). Default none. */
+    agentSecrets?: readonly string[];
     /** The API's base URL as agents reach it (PUBLIC_URL), for results reported later. */
     publicUrl?: string;
     slotsDefault?: number;
@@ -64,12 +68,16 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   const sessions = new SessionClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, ...s });
   const queues = opts.tasks?.queues ?? taskRunQueues({ taskQueue: opts.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
   // Follow-up tasks (next_action) are created as the API creates tasks: validated, stored, their scheduler started.
-  const followUps = followUpCreator(new TaskClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, runQueues: queues }), new TaskStore(opts.pool));
+  const followUps = followUpCreator(new TaskClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, runQueues: queues }), new TaskStore(opts.pool), {
+    outboundAllowHosts: opts.tasks?.outboundAllowHosts ?? [],
+    agentSecrets: opts.tasks?.agentSecrets ?? [],
+  });
   const activities = createActivities({
     pool: opts.pool,
     sessions,
     wake: opts.wake,
     outboundAllowHosts: opts.tasks?.outboundAllowHosts,
+    outboundEchoBodies: opts.tasks?.outboundEchoBodies,
     secret: opts.tasks?.secret,
     publicUrl: opts.tasks?.publicUrl,
     artifactsDir: opts.tasks?.artifactsDir,

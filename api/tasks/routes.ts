@@ -6,6 +6,7 @@ import { describeCron, describeTrigger, runId as runIdOf, schedulerWorkflowId, t
 import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { TaskResultStore } from '../../lib/store/task-results';
+import type { TaskPolicy } from '../../lib/task-policy';
 import type { KeyStore } from '../auth';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
@@ -33,11 +34,13 @@ export interface TaskDeps {
   store: TaskStore;
   results: TaskResultStore;
   keys: KeyStore;
+  /** OUTBOUND_ALLOW_HOSTS and AGENT_SECRETS, checked on every definition (lib/task-policy.ts). */
+  policy: TaskPolicy;
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export function taskRouter({ tasks, store, results, keys }: TaskDeps): Router {
+export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): Router {
   const r = Router();
 
   async function mustExist(id: string): Promise<TaskRow> {
@@ -112,7 +115,7 @@ export function taskRouter({ tasks, store, results, keys }: TaskDeps): Router {
   });
 
   route(r, keys, createTask, async (req, res) => {
-    const { definition, enabled } = definitionOf(jsonBody(req), Date.now());
+    const { definition, enabled } = definitionOf(jsonBody(req), Date.now(), policy);
     const t = await tasks.create(definition, enabled);
     res.status(201).location(`/v1/tasks/${encodeURIComponent(t.task_id)}`).json(await detail(t));
   });
@@ -142,7 +145,7 @@ export function taskRouter({ tasks, store, results, keys }: TaskDeps): Router {
       else merged[k] = raw[k];
     }
     merged.task_id = current.task_id;
-    const { definition, enabled } = definitionOf(merged, Date.now(), { parent_run_id });
+    const { definition, enabled } = definitionOf(merged, Date.now(), policy, { parent_run_id });
     res.json(await detail(await tasks.update(current, definition, enabled)));
   });
 

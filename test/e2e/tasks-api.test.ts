@@ -16,7 +16,7 @@ let counter = 0;
 const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
 
 beforeAll(async () => {
-  sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] }, secrets: { LLM_API_KEY: 'sk-test-123' } });
+  sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'], agentSecrets: ['LLM_API_KEY', 'OPENCLAW_HOOKS_TOKEN'] }, secrets: { LLM_API_KEY: 'sk-test-123' } });
   tk = sys.tk;
   llm = await fakeServer((r) => {
     const body = JSON.parse(r.body);

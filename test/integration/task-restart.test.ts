@@ -42,7 +42,7 @@ let counter = 0;
 const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
 
 beforeAll(async () => {
-  sys = await startTestSystem({ worker: false });
+  sys = await startTestSystem({ worker: false, config: { outboundAllowHosts: ['127.0.0.1'] } });
   tk = sys.tk;
   // Answers after 700 ms, so a kill often lands mid-run.
   agent = await fakeServer(async (r) => {

@@ -18,7 +18,7 @@ const OPENCLAW_TOKEN = 'oc-hooks-token-for-tests';
 const PROBLEM = (code: string) => `https://timekeeper.dev/problems/${code}`;
 
 beforeAll(async () => {
-  sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] }, secrets: { OPENCLAW_HOOKS_TOKEN: OPENCLAW_TOKEN } });
+  sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'], agentSecrets: ['OPENCLAW_HOOKS_TOKEN', 'UNSET_GATEWAY_TOKEN'] }, secrets: { OPENCLAW_HOOKS_TOKEN: OPENCLAW_TOKEN } });
   tk = sys.tk;
 });
 afterAll(async () => {

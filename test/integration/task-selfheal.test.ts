@@ -221,7 +221,7 @@ test('a next_action follow_up creates exactly one task linked to its parent run,
   expect(second.received).toHaveLength(1);
 
   // The creator again for the same parent run (a retried activity): the same task, not a second one.
-  const creator = followUpCreator(new TaskClient({ client: sys.client, pool: sys.pool, taskQueue: sys.config.taskQueue, runQueues: taskRunQueues(sys.config) }), new TaskStore(sys.pool));
+  const creator = followUpCreator(new TaskClient({ client: sys.client, pool: sys.pool, taskQueue: sys.config.taskQueue, runQueues: taskRunQueues(sys.config) }), new TaskStore(sys.pool), { outboundAllowHosts: sys.config.outboundAllowHosts, agentSecrets: sys.config.agentSecrets });
   const action = parent.result!.next_action as never;
   const again = await creator.create({ parentRunId: parent.run_id, parentTaskId: id, finishedMs: Date.parse(parent.finished_at!), action });
   expect(again).toEqual({ ok: true, taskId: childId });

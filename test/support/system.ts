@@ -10,7 +10,7 @@ import { Pool } from 'pg';
 import { createApp } from '../../api/app';
 import { Problem, TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import { loadKeyStore } from '../../api/auth';
-import { Config, loadConfig, taskRunQueues } from '../../lib/config';
+import { Config, loadConfig, readSecret, taskRunQueues } from '../../lib/config';
 import { createPool } from '../../lib/db';
 import { configureLogger } from '../../lib/log';
 import type { DestinationStream } from 'pino';
@@ -39,7 +39,7 @@ export interface TestSystemOptions {
   worker?: boolean;
   apiKeys?: string;
   config?: Partial<Config>;
-  /** Secrets task agents may read by variable name (stands in for the worker's environment). */
+  /** Secrets task agents may read by variable name (stands in for the worker's environment; registered as AGENT_SECRETS unless config.agentSecrets says otherwise). */
   secrets?: Record<string, string>;
   /** Capture this process's logs (API and in-process worker) instead of writing them to stdout. */
   logDestination?: DestinationStream;
@@ -78,6 +78,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
     databaseUrl: env.ownerUrl,
     appDatabaseUrl: env.appUrl,
     taskQueue,
+    agentSecrets: Object.keys(opts.secrets ?? {}),
     ...opts.config,
   };
   const pool = createPool(env.appUrl);
@@ -112,7 +113,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         sessions: config,
         workflowBundle: { codePath: env.workflowBundle },
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, secret: (name) => opts.secrets?.[name], publicUrl: config.publicUrl, artifactsDir: config.artifactsDir },
+        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, outboundEchoBodies: config.outboundEchoBodies, secret: (name) => readSecret(name, config.agentSecrets, opts.secrets ?? {}), agentSecrets: config.agentSecrets, publicUrl: config.publicUrl, artifactsDir: config.artifactsDir },
       });
       running = worker.run();
       sys.worker = worker;

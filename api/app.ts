@@ -20,6 +20,7 @@ import type { KeyStore } from './auth';
 import type { RouteContract } from './contract';
 import { dashboardRouter } from './dashboard/router';
 import { verifyFormBody } from './http';
+import { jsonBodyGate } from './input-gate';
 import { openApiDocument } from './openapi';
 import { errorHandler, surface, type Surface } from './problem';
 import { route } from './router';
@@ -53,7 +54,8 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   const admission = new Admission(config);
   app.use(refuseCreatesEarly(admission, keys));
   const limit = bodyLimitBytes(config.maxContentBytes);
-  app.use(express.json({ limit, type: ['application/json', 'application/*+json'] }));
+  // The input gate: UTF-8, unique member names, no NUL or lone surrogate (api/input-gate.ts).
+  app.use(jsonBodyGate(limit));
   app.use(express.urlencoded({ limit, extended: false, verify: verifyFormBody }));
   app.use(requestContext());
 

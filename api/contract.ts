@@ -8,6 +8,10 @@
 import { z, ZodType } from 'zod';
 import { IDEMPOTENCY_KEY_RE, IDEMPOTENCY_KEY_RULE, SESSION_ID_RE, SESSION_ID_RULE } from '../lib/domain/sessions';
 import type { Operation } from './auth';
+import { issueMessage, required } from './issue-messages';
+
+// Every refusal states the rule that failed (api/issue-messages.ts): zod's one global error map.
+z.config({ customError: issueMessage });
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -40,7 +44,7 @@ export const defineRoute = <R extends RouteContract>(r: R): R => r;
 
 // ---- field schemas ---------------------------------------------------------------------
 
-export const sessionId = z.string({ error: 'is required' }).regex(SESSION_ID_RE, SESSION_ID_RULE);
+export const sessionId = z.string(required()).regex(SESSION_ID_RE, SESSION_ID_RULE);
 
 const intString = (what: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import type { ZodType } from 'zod';
 import { DomainError } from '../lib/domain/errors';
+import { hostileTextProblem } from '../lib/domain/input-gate';
 import { fromZod } from './problem';
 
 /** Parses with a schema; a failure becomes a 400 naming `prefix + path`. */
@@ -16,10 +17,12 @@ export function parse<T>(schema: ZodType<T>, value: unknown, prefix = ''): T {
   return r.data;
 }
 
-/** A parsed query or form object with every value given once (the parsers make repeats arrays). */
+/** A parsed query or form object with every value given once (the parsers make repeats arrays), and no NUL or lone surrogate. */
 function once(o: unknown): Record<string, unknown> {
   const entries = Object.entries((o ?? {}) as Record<string, unknown>);
   for (const [k, v] of entries) if (Array.isArray(v)) throw DomainError.validation(k, `is given ${v.length} times; send it once`);
+  const hostile = hostileTextProblem(o ?? {});
+  if (hostile) throw DomainError.validation(hostile.field, hostile.reason);
   // fromEntries defines own properties: a parameter named __proto__ stays a parameter (and is refused as unknown).
   return Object.fromEntries(entries);
 }

@@ -1,5 +1,7 @@
 /** Registers a route from its contract: method, path and the scopes it requires, in one place. */
 import type { Request, Response, Router } from 'express';
+import { DomainError } from '../lib/domain/errors';
+import { hostileTextProblem } from '../lib/domain/input-gate';
 import type { KeyStore } from './auth';
 import { requireScope } from './auth';
 import type { Method, RouteContract } from './contract';
@@ -13,6 +15,11 @@ export function route(r: Pick<Router, Method>, keys: KeyStore, c: RouteContract,
       next();
     },
     requireScope(keys, c.scopes),
+    // Path parameters through the input gate too (a decoded %00 is a NUL like any other).
+    (req, _res, next) => {
+      const hostile = hostileTextProblem(req.params);
+      next(hostile ? DomainError.validation(hostile.field, hostile.reason) : undefined);
+    },
     handler,
   );
 }

@@ -7,6 +7,7 @@
  * Unknown request fields are ignored rather than refused, as OML does.
  */
 import { z } from 'zod';
+import { required, mistyped } from '../issue-messages';
 import {
   DEDUPE_KEY_RE,
   DEDUPE_KEY_RULE,
@@ -23,15 +24,15 @@ import { defineRoute, hash, jsonValue, plainText, sessionId } from '../contract'
 // ---- fields -----------------------------------------------------------------------------
 
 const statusRule = `must be one of ${INTENT_STATUSES.join(', ')}`;
-export const intentId = z.string({ error: 'is required' }).regex(INTENT_ID_RE, INTENT_ID_RULE);
+export const intentId = z.string(required()).regex(INTENT_ID_RE, INTENT_ID_RULE);
 export const intentStatus = z.enum(INTENT_STATUSES, { error: statusRule });
-const domain = z.string({ error: 'is required' }).regex(DOMAIN_RE, DOMAIN_RULE);
+const domain = z.string(required()).regex(DOMAIN_RE, DOMAIN_RULE);
 const action = plainText(LIMITS.intentActionMaxChars).describe('what the agent is about to do, e.g. send-daily-summary');
 const tags = z
-  .array(plainText(LIMITS.intentTagMaxChars), { error: 'must be an array of strings' })
+  .array(plainText(LIMITS.intentTagMaxChars), mistyped('must be an array of strings'))
   .max(LIMITS.intentTagsMax, `must have at most ${LIMITS.intentTagsMax} tags`);
-const data = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' });
-const note = z.string({ error: 'must be a string' }).max(LIMITS.intentNoteMaxChars);
+const data = z.record(z.string(), z.unknown(), mistyped('must be a JSON object'));
+const note = z.string().max(LIMITS.intentNoteMaxChars);
 const intPart = (what: string, min: number, max: number) =>
   z
     .string()
@@ -106,7 +107,7 @@ const createBody = z.object({
   session_id: sessionId.optional().describe('append every transition to this session timeline (INTENT_TRANSITION)'),
   dedupe_key: z.string().regex(DEDUPE_KEY_RE, DEDUPE_KEY_RULE).optional().describe('refuse a create while an intent with this key is done, requested or in-progress'),
   ttl_s: z
-    .number({ error: 'must be a number' })
+    .number()
     .int('must be an integer')
     .min(1, 'must be at least 1')
     .max(LIMITS.intentTtlMaxS, `must be at most ${LIMITS.intentTtlMaxS}`)

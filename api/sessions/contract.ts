@@ -4,6 +4,7 @@
  * schemas are defined here once; see api/contract.ts for how they are used.
  */
 import { z } from 'zod';
+import { required } from '../issue-messages';
 import { LIMITS } from '../../lib/domain/limits';
 import { APPENDABLE_EVENT_TYPES, EVENT_TYPES, TIMELINE_STATUSES } from '../../lib/domain/sessions';
 import { Operation } from '../scopes';
@@ -66,7 +67,7 @@ export const seedAppend = defineRoute({
   query: z.object({
     session_id: sessionId,
     event_type: eventTypeParam,
-    content: z.string({ error: 'is required (a JSON document as text)' }),
+    content: z.string(required(' (a JSON document as text)')),
     idempotency_key: idempotencyKey.optional(),
     event_id: eventIdParam.optional(),
   }),

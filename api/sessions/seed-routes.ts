@@ -4,10 +4,10 @@
  */
 import { Router, type Request } from 'express';
 import { LIMITS } from '../../lib/domain/limits';
-import { DomainError } from '../../lib/domain/errors';
 import { EventType, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
 import { Operation } from '../scopes';
 import { formObject, parse, queryObject } from '../http';
+import { parseJsonText } from '../input-gate';
 import { surface } from '../problem';
 import { route } from '../router';
 import type { SessionDeps } from './deps';
@@ -47,12 +47,8 @@ export function seedRouter({ sessions, store, keys, admission }: SessionDeps): R
   route(r, keys, seedAppend, async (req, res) => {
     const p = parse(seedAppend.query, params(req));
     if (p.event_type === EventType.SessionEnd) keys.authorise(req.headers.authorization, Operation.EndSession);
-    let content: JsonValue;
-    try {
-      content = JSON.parse(p.content) as JsonValue;
-    } catch (err) {
-      throw DomainError.validation('content', `must be a JSON document: ${(err as Error).message}`);
-    }
+    // Through the input gate, like a JSON body: unique member names, no NUL or lone surrogate.
+    const content = parseJsonText(p.content, 'content') as JsonValue;
     const { event } = await admission.run('write', p.session_id, () =>
       sessions.append({ sessionId: p.session_id, type: p.event_type, content, idempotencyKey: p.idempotency_key, eventId: p.event_id }),
     );

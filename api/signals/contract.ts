@@ -4,6 +4,7 @@
  * the reserved `task_run:` prefix and the idempotency check are the route's.
  */
 import { z } from 'zod';
+import { required } from '../issue-messages';
 import { LIMITS } from '../../lib/domain/limits';
 import { SIGNAL_ID_RE, SIGNAL_ID_RULE, SIGNAL_NAME_RE, SIGNAL_NAME_RULE, TASK_RUN_SIGNAL_PREFIX } from '../../lib/domain/signals';
 import { defineRoute } from '../contract';
@@ -16,7 +17,7 @@ const scalar = z.union([z.number(), z.string().max(LIMITS.signalStringMaxChars, 
 export const SendSignalBody = z
   .strictObject({
     name: z
-      .string({ error: 'is required' })
+      .string(required())
       .regex(SIGNAL_NAME_RE, SIGNAL_NAME_RULE)
       .refine((n) => !n.startsWith(TASK_RUN_SIGNAL_PREFIX), `is reserved: names starting with ${TASK_RUN_SIGNAL_PREFIX} are the outcome signals task runs emit`),
     value: scalar.optional().describe('the reading a condition compares (default null)'),

@@ -6,6 +6,7 @@
  * expressions lib/schedule.ts's cronProblem.
  */
 import { z } from 'zod';
+import { required, mistyped } from '../issue-messages';
 import { LIMITS } from '../../lib/domain/limits';
 import { SESSION_ID_RE, SESSION_ID_RULE } from '../../lib/domain/sessions';
 import {
@@ -34,9 +35,9 @@ import { Operation } from '../scopes';
 
 // ---- fields -----------------------------------------------------------------------------
 
-export const taskId = z.string({ error: 'is required' }).regex(TASK_ID_RE, TASK_ID_RULE);
+export const taskId = z.string(required()).regex(TASK_ID_RE, TASK_ID_RULE);
 const httpUrl = z
-  .string({ error: 'must be an http(s) URL' })
+  .string(mistyped('must be an http(s) URL'))
   .max(2000)
   .refine((s) => {
     try {
@@ -51,7 +52,7 @@ const timezone = z
   .max(64)
   .refine(isTimeZone, 'is not a known IANA time zone (e.g. Asia/Shanghai, America/New_York, UTC)');
 const cronExpression = z
-  .string({ error: 'is required' })
+  .string(required())
   .min(1)
   .max(200)
   .superRefine((e, ctx) => {
@@ -59,7 +60,7 @@ const cronExpression = z
     if (p) ctx.addIssue({ code: 'custom', message: p });
   });
 const seconds = (what: string, min: number, max: number) =>
-  z.number({ error: `must be a number of seconds` }).min(min, `${what} must be at least ${min}`).max(max, `${what} must be at most ${max}`);
+  z.number(mistyped('must be a number of seconds')).min(min, `${what} must be at least ${min}`).max(max, `${what} must be at most ${max}`);
 
 const CronTriggerSchema = z.strictObject({
   type: z.literal('cron'),
@@ -70,7 +71,7 @@ const CronTriggerSchema = z.strictObject({
 });
 const IntervalTriggerSchema = z.strictObject({
   type: z.literal('interval'),
-  every_s: z.number({ error: 'is required (seconds, greater than 0)' }).int('must be a whole number of seconds').min(LIMITS.taskMinIntervalS, `must be at least ${LIMITS.taskMinIntervalS} (greater than 0)`),
+  every_s: z.number(required(' (seconds, greater than 0)')).int('must be a whole number of seconds').min(LIMITS.taskMinIntervalS, `must be at least ${LIMITS.taskMinIntervalS} (greater than 0)`),
   mode: z.enum(['from_last_start', 'aligned']).default('from_last_start'),
   anchor: isoInstant.optional(),
 });
@@ -81,7 +82,7 @@ export const TriggerSchema = z
   })
   .meta({ id: 'Trigger', examples: [{ type: 'cron', expression: '0 17 * * 1-5', timezone: 'Asia/Shanghai' }, ...Object.values(SIGNAL_TRIGGER_EXAMPLES)] });
 
-const template = z.string({ error: 'is required' }).min(1).max(LIMITS.promptTemplateMaxChars);
+const template = z.string(required()).min(1).max(LIMITS.promptTemplateMaxChars);
 const OpenAiAgentSchema = z.strictObject({
   type: z.literal('openai'),
   base_url: httpUrl,
@@ -102,7 +103,7 @@ const OpenClawAgentSchema = z.strictObject({
   type: z.literal('openclaw'),
   url: httpUrl.describe("the Gateway's base URL, e.g. http://127.0.0.1:18789"),
   hooks_path: z.string().regex(/^\/[A-Za-z0-9._~\/-]{0,99}$/, 'must be a path starting with /').default('/hooks').describe("the Gateway's hooks.path"),
-  token_env: z.string({ error: 'is required' }).regex(SECRET_NAME_RE, 'must be an environment variable name (A-Z, 0-9, _)').describe("the environment variable (on the worker) holding the Gateway's hooks.token"),
+  token_env: z.string(required()).regex(SECRET_NAME_RE, 'must be an environment variable name (A-Z, 0-9, _)').describe("the environment variable (on the worker) holding the Gateway's hooks.token"),
   persona: plainText(LIMITS.personaMaxChars).optional(),
   prompt_template: template,
   agent_id: plainText(200).optional(),
@@ -153,7 +154,7 @@ export const DeliverySchema = z
   .preprocess((d) => (d !== null && typeof d === 'object' && !Array.isArray(d) ? [d] : d), z.array(DeliveryTargetSchema).max(LIMITS.taskDeliveryTargetsMax))
   .describe('one delivery target, or a list of them');
 
-const backoffS = z.number({ error: 'must be a number of seconds' }).min(0, 'must not be negative').max(LIMITS.taskBackoffMaxS, `must be at most ${LIMITS.taskBackoffMaxS}`);
+const backoffS = z.number(mistyped('must be a number of seconds')).min(0, 'must not be negative').max(LIMITS.taskBackoffMaxS, `must be at most ${LIMITS.taskBackoffMaxS}`);
 const EXPONENTIAL_FIELDS = ['initial_interval_s', 'backoff_coefficient', 'maximum_interval_s'] as const;
 
 /**

@@ -7,14 +7,15 @@
  * nesting, the zone) are conditionProblems / delayProblems.
  */
 import { z } from 'zod';
+import { required, mistyped } from '../issue-messages';
 import { COMPARE_OPS, type ConditionNode } from '../../lib/domain/conditions';
 import { LIMITS } from '../../lib/domain/limits';
 import { SIGNAL_NAME_RE, SIGNAL_NAME_RULE } from '../../lib/domain/signals';
 import { TASK_ID_RE, TASK_ID_RULE } from '../../lib/domain/tasks';
 
-const signalName = z.string({ error: 'is required (a signal name)' }).regex(SIGNAL_NAME_RE, SIGNAL_NAME_RULE);
+const signalName = z.string(required(' (a signal name)')).regex(SIGNAL_NAME_RE, SIGNAL_NAME_RULE);
 const secondsUpTo = (min: number, max = LIMITS.signalTriggerMaxS) =>
-  z.number({ error: 'must be a number of seconds' }).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+  z.number(mistyped('must be a number of seconds')).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
 export const DelayTriggerSchema = z.strictObject({
   type: z.literal('delay'),
@@ -32,7 +33,7 @@ const SignalLeafSchema = z.strictObject({
   for_s: secondsUpTo(0).default(0).describe('the comparison must hold this long (signal times)'),
 });
 const RunsLeafSchema = z.strictObject({
-  task_id: z.string({ error: 'is required' }).regex(TASK_ID_RE, TASK_ID_RULE),
+  task_id: z.string(required()).regex(TASK_ID_RE, TASK_ID_RULE),
   status: z.enum(['failed', 'success']),
   consecutive: z.number().int().min(1).max(1000).default(1),
 });

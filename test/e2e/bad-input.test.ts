@@ -117,10 +117,10 @@ describe('append bodies', () => {
     ['a lower-case type', { type: 'user_input', content: {} }, 'type'],
     ['no type', { content: {} }, 'type'],
     ['missing content', { type: 'USER_INPUT' }, 'content'],
-    ['U+0000 in a string', { type: 'USER_INPUT', content: { input: 'a\u0000b' } }, 'content'],
+    ['U+0000 in a string', { type: 'USER_INPUT', content: { input: 'a\u0000b' } }, 'content.input'],
     ['U+0000 in a key', { type: 'USER_INPUT', content: { 'a\u0000': 1 } }, 'content'],
     ['U+0000 as the whole content', { type: 'USER_INPUT', content: '\u0000' }, 'content'],
-    ['a lone surrogate', { type: 'USER_INPUT', content: { input: '\ud800' } }, 'content'],
+    ['a lone surrogate', { type: 'USER_INPUT', content: { input: '\ud800' } }, 'content.input'],
     ['an unknown field', { type: 'USER_INPUT', content: {}, extra: true }, 'extra'],
     ['idempotency_key too long', { type: 'USER_INPUT', content: {}, idempotency_key: 'k'.repeat(201) }, 'idempotency_key'],
     ['idempotency_key non-ASCII', { type: 'USER_INPUT', content: {}, idempotency_key: 'ключ' }, 'idempotency_key'],
@@ -149,7 +149,7 @@ describe('append bodies', () => {
     await writesNothing(async () => {
       expectProblem(await seed({ event_type: 'USER_INPUT', content: '{not json' }), 400, 'content');
       expectProblem(await seed({ event_type: 'USER_INPUT', content: '' }), 400, 'content');
-      expectProblem(await seed({ event_type: 'USER_INPUT', content: '{"input":"a\\u0000b"}' }), 400, 'content');
+      expectProblem(await seed({ event_type: 'USER_INPUT', content: '{"input":"a\\u0000b"}' }), 400, 'content.input');
       expectProblem(await seed({ event_type: 'USER_INPUT' }), 400, 'content');
       expectProblem(await seed({ event_type: 'DELETE_ALL', content: '{}' }), 400, 'event_type');
       expectProblem(await seed({ event_type: 'SESSION_CREATE', content: '{}' }), 400, 'event_type');
@@ -169,7 +169,7 @@ describe('create and end bodies', () => {
     ['agent_id a number', { agent_id: 5 }, 'agent_id'],
     ['metadata an array', { metadata: [1, 2] }, 'metadata'],
     ['metadata a string', { metadata: 'x' }, 'metadata'],
-    ['metadata with U+0000', { metadata: { note: 'a\u0000' } }, 'metadata'],
+    ['metadata with U+0000', { metadata: { note: 'a\u0000' } }, 'metadata.note'],
     ['idle_timeout_s zero', { idle_timeout_s: 0 }, 'idle_timeout_s'],
     ['idle_timeout_s fractional', { idle_timeout_s: 1.5 }, 'idle_timeout_s'],
     ['idle_timeout_s a string', { idle_timeout_s: '60' }, 'idle_timeout_s'],

@@ -110,9 +110,24 @@ export function retryAfterOf(err: DomainError, status: number): number | undefin
   return status === 429 || status === 503 ? LIMITS.retryAfterS : undefined;
 }
 
-export function sendProblem(req: Request, res: Response, err: DomainError): void {
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Every 503 to a write says whether the write may be stored (issue 16), so a client knows to
+ * retry it idempotently (or check) rather than assume nothing happened. The thrower knows best
+ * (admission refusals and reads that failed before anything was sent say false; a write the
+ * database refused is write_failed: nothing was stored); otherwise the honest answer is that
+ * it may be.
+ */
+export function withStorageAnswer(err: DomainError, status: number, method: string): DomainError {
+  if (status !== 503 || READS.has(method.toUpperCase()) || (err.extra && 'may_be_stored' in err.extra)) return err;
+  return err.withExtra({ may_be_stored: err.code !== ErrorCode.WriteFailed });
+}
+
+export function sendProblem(req: Request, res: Response, refusal: DomainError): void {
   const s = (res.locals.surface as Surface | undefined) ?? 'v1';
-  const status = httpStatus(err.code, s);
+  const status = httpStatus(refusal.code, s);
+  const err = withStorageAnswer(refusal, status, req.method);
   const retryAfter = retryAfterOf(err, status);
   if (retryAfter !== undefined) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(retryAfter))));
   // Written directly, not through res.json: a problem needs no ETag (a hash of the body per

@@ -4,17 +4,28 @@
  * Domain, IntentStatus); a transition of an intent whose workflow has closed (done, or
  * retention over) is checked against the stored state and, when legal, goes through a new
  * run started from the stored head. Every failure comes out as a DomainError.
+ *
+ * Creates and transitions are idempotent per request (issue 16: a lost answer must show up on
+ * retry as the success it was, not as 409): the same create again, or a transition to the
+ * state its intent is already in with the same note and data, answers the stored transition
+ * (`deduplicated`) and writes nothing; with an idempotency key the transition id is derived
+ * from (event id, key), so a retry finds its own transition even after later ones, through
+ * the writer's lookup by transition id as well as here, and the same key with a different
+ * body is refused (409 idempotency_key_reused).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { currentRequestId } from '../lib/log';
 import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowStartOptions } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
 import type { Config } from '../lib/config';
+import { isConnectionError } from '../lib/db';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import {
+  Actor,
   IntentStatus,
   blockedInfo,
+  headerContent,
   intentErrors,
   intentWorkflowId,
   transitionProblem,
@@ -29,7 +40,8 @@ import { LIMITS } from '../lib/domain/limits';
 import { sessionErrors } from '../lib/domain/sessions';
 import { DomainKey, IntentIdKey, IntentStatusKey } from '../lib/search-attributes';
 import { databaseInstanceReader } from '../lib/store/instance';
-import { IntentStore, keyAfter, type IntentKey, type IntentRow } from '../lib/store/intents';
+import { IntentStore, intentAfter, keyAfter, type IntentKey, type IntentRow } from '../lib/store/intents';
+import { canonicalize } from '../lib/domain/canonical-json';
 import { SessionStore } from '../lib/store/sessions';
 import { intentWorkflow } from '../workflows/intents/workflow';
 import { IntentState, createdUpdate, stateQuery, transitionUpdate } from '../workflows/intents/messages';
@@ -68,6 +80,22 @@ export interface TransitionInput {
   data?: JsonObject;
 }
 
+export interface RequestOptions {
+  /** The client's Idempotency-Key: the request's identity (scoped to the intent), so its retry is answered, not repeated. */
+  idempotencyKey?: string;
+}
+
+/** What a create or transition answers: the stored transition, and whether it was stored by an earlier request. */
+export interface IntentWrite {
+  transition: StoredTransition;
+  deduplicated: boolean;
+}
+
+/** A transition's answer also carries the intent as that transition left it (or, deduplicated, as it is now). */
+export interface IntentTransitionWrite extends IntentWrite {
+  intent: IntentRow;
+}
+
 export class IntentClient {
   private readonly store: IntentStore;
   private readonly sessions: SessionStore;
@@ -102,8 +130,14 @@ export class IntentClient {
   }
 
   /** Creates the intent's workflow and waits until its first transition is stored. */
-  async create(input: CreateIntentInput): Promise<StoredTransition> {
-    const req: TransitionRequest = { transitionId: randomUUID(), to: input.status ?? IntentStatus.Requested, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}), ...requestIdPart() };
+  async create(input: CreateIntentInput, opts: RequestOptions = {}): Promise<StoredTransition> {
+    return (await this.createOnce(input, opts)).transition;
+  }
+
+  /** create, answering a repeat of a stored create with that create's transition (`deduplicated`). */
+  async createOnce(input: CreateIntentInput, opts: RequestOptions = {}): Promise<IntentWrite> {
+    const transitionId = opts.idempotencyKey !== undefined ? requestTransitionId(input.eventId, 'create', opts.idempotencyKey) : randomUUID();
+    const req: TransitionRequest = { transitionId, to: input.status ?? IntentStatus.Requested, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}), ...requestIdPart() };
     const problem = transitionRequestProblem(req);
     if (problem) throw problem;
     const header: IntentHeader = {
@@ -116,13 +150,14 @@ export class IntentClient {
       ttl_s: this.ttlFor(input.domain, input.ttlS),
     };
     // Fast refusals before a workflow is started; the writer checks all of them again under its locks.
-    if (await this.store.exists(input.eventId)) throw intentErrors.exists(input.eventId);
+    const stored = await beforeSending(this.store.transitionAt(input.eventId, 'creation'));
+    if (stored) return { transition: sameCreate(stored, header, req), deduplicated: true };
     if (input.dedupeKey) {
-      const holder = await this.store.dedupeHolder(input.dedupeKey);
+      const holder = await beforeSending(this.store.dedupeHolder(input.dedupeKey));
       if (holder) throw intentErrors.duplicate(input.dedupeKey, holder);
     }
-    if (input.sessionId && !(await this.sessions.getTimeline(input.sessionId))) throw sessionErrors.notFound(input.sessionId);
-    const settings: IntentSettings = { header, create: req, retentionS: this.opts.retentionS, databaseInstance: await this.databaseInstance() };
+    if (input.sessionId && !(await beforeSending(this.sessions.getTimeline(input.sessionId)))) throw sessionErrors.notFound(input.sessionId);
+    const settings: IntentSettings = { header, create: req, retentionS: this.opts.retentionS, databaseInstance: await beforeSending(this.databaseInstance()) };
     const start = new WithStartWorkflowOperation(intentWorkflow, {
       workflowId: intentWorkflowId(input.eventId),
       taskQueue: this.opts.taskQueue,
@@ -132,34 +167,83 @@ export class IntentClient {
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       typedSearchAttributes: searchAttributes(header, req.to),
     });
+    let t: StoredTransition;
     try {
-      return await this.withDeadline(() => this.opts.client.workflow.executeUpdateWithStart(createdUpdate, { startWorkflowOperation: start }));
+      t = await this.withDeadline(() => this.opts.client.workflow.executeUpdateWithStart(createdUpdate, { startWorkflowOperation: start }));
     } catch (err) {
-      if (isAlreadyStarted(err)) throw intentErrors.exists(input.eventId);
-      throw this.classify(err, input.eventId);
+      if (!isAlreadyStarted(err)) throw this.classify(err, input.eventId);
+      // Another create of this event id got there first (a retry of this one, or a race): its creation answers, if it matches.
+      const theirs = await this.creationOfRunning(input.eventId);
+      if (!theirs) throw intentErrors.exists(input.eventId);
+      return { transition: sameCreate(theirs, header, req), deduplicated: true };
     }
+    return { transition: sameCreate(t, header, req), deduplicated: t.transition_id !== transitionId };
   }
 
   /** One transition through the intent's workflow (a new run when it has closed), checked against the current state. */
-  async transition(eventId: string, input: TransitionInput): Promise<StoredTransition> {
-    const req: TransitionRequest = { transitionId: randomUUID(), to: input.status, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}), ...requestIdPart() };
+  async transition(eventId: string, input: TransitionInput, opts: RequestOptions = {}): Promise<StoredTransition> {
+    return (await this.transitionOnce(eventId, input, opts)).transition;
+  }
+
+  /**
+   * transition, answered from the write itself: the intent is read before the write (a 503
+   * then means nothing was sent) and the answer is that row moved on by the stored
+   * transition, so a database that fails right after the write cannot turn a stored
+   * transition into an error. A repeat of a stored request answers it (`deduplicated`).
+   */
+  async transitionOnce(eventId: string, input: TransitionInput, opts: RequestOptions = {}): Promise<IntentTransitionWrite> {
+    const keyed = opts.idempotencyKey !== undefined;
+    const transitionId = keyed ? requestTransitionId(eventId, 'transition', opts.idempotencyKey!) : randomUUID();
+    const req: TransitionRequest = { transitionId, to: input.status, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}), ...requestIdPart() };
     const problem = transitionRequestProblem(req);
     if (problem) throw problem;
+    const [before, mine, head] = await beforeSending(
+      Promise.all([this.store.get(eventId), keyed ? this.store.transitionById(transitionId) : undefined, this.store.transitionAt(eventId, 'head')]),
+    );
+    if (!before) throw intentErrors.notFound(eventId);
+    if (mine) return { transition: sameTransition(mine, eventId, req), intent: before, deduplicated: true };
+    if (head && isRepeatOf(head, req)) return { transition: head, intent: before, deduplicated: true };
+    const sent = await this.sendTransition(eventId, req);
+    const t = sameTransition(sent.transition, eventId, req);
+    // Another transition between the read and this one (a concurrent PATCH): read it back once, best effort.
+    const intent = intentAfter(before, t) ?? (await this.store.get(eventId).catch(() => null)) ?? before;
+    return { transition: t, deduplicated: sent.deduplicated, intent };
+  }
+
+  private async sendTransition(eventId: string, req: TransitionRequest): Promise<IntentWrite> {
     try {
-      return await this.withDeadline(() => this.opts.client.workflow.getHandle(intentWorkflowId(eventId)).executeUpdate(transitionUpdate, { args: [req] }));
+      const t = await this.withDeadline(() => this.opts.client.workflow.getHandle(intentWorkflowId(eventId)).executeUpdate(transitionUpdate, { args: [req] }));
+      return { transition: t, deduplicated: false };
     } catch (err) {
       const refusal = domainErrorOf(err);
       if (refusal) throw refusal;
       if (!workflowGone(err)) throw this.classify(err, eventId);
     }
-    const row = await this.store.get(eventId);
+    // No run took it. An earlier attempt of this request may have been stored meanwhile by a run
+    // that has since closed (done): that is the answer, not a 409.
+    const [row, mine, head] = await beforeSending(
+      Promise.all([this.store.get(eventId), this.store.transitionById(req.transitionId), this.store.transitionAt(eventId, 'head')]),
+    );
     if (!row) throw intentErrors.notFound(eventId);
+    if (mine) return { transition: mine, deduplicated: true };
+    if (head && isRepeatOf(head, req)) return { transition: head, deduplicated: true };
     const illegal = transitionProblem(eventId, row.status, req.to);
     if (illegal) throw illegal;
     try {
-      return await this.withDeadline(() => this.resumeAndTransition(row, req));
+      return { transition: await this.withDeadline(() => this.resumeAndTransition(row, req)), deduplicated: false };
     } catch (err) {
       throw domainErrorOf(err) ?? this.classify(err, eventId);
+    }
+  }
+
+  /** The creating transition of an intent another create is writing or has written (stored, else from its running workflow). */
+  private async creationOfRunning(eventId: string): Promise<StoredTransition | undefined> {
+    const stored = await this.store.transitionAt(eventId, 'creation');
+    if (stored) return stored;
+    try {
+      return await this.withDeadline(() => this.opts.client.workflow.getHandle(intentWorkflowId(eventId)).executeUpdate(createdUpdate));
+    } catch {
+      return undefined;
     }
   }
 
@@ -288,6 +372,64 @@ export class IntentClient {
     return new DomainError(ErrorCode.Unavailable, `the intent service could not complete the request: ${(err as Error).message}`);
   }
 }
+
+/**
+ * The transition id of a request that carries an idempotency key: a UUID (version 8) from
+ * SHA-256 over the kind, the event id and the key, so the same key names the same transition
+ * on every retry and through every API process, and never another intent's.
+ */
+export function requestTransitionId(eventId: string, kind: 'create' | 'transition', key: string): string {
+  const h = createHash('sha256').update(`timekeeper/intent-${kind}\n${eventId}\n${key}`, 'utf8').digest();
+  h[6] = (h[6] & 0x0f) | 0x80;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
+
+/** A read before anything was sent: an outage there means nothing can be stored (`may_be_stored: false`). */
+async function beforeSending<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (err) {
+    if (!isConnectionError(err)) throw err;
+    throw new DomainError(ErrorCode.Unavailable, 'the event database is not reachable; nothing was sent or stored: retry shortly', [], { may_be_stored: false }).withRetryAfter(LIMITS.retryAfterS);
+  }
+}
+
+const same = (a: unknown, b: unknown) => canonicalize(a as never) === canonicalize(b as never);
+
+/** Whether a stored transition says what the request asks (target, note, data, by the agent). */
+function asksFor(t: StoredTransition, req: TransitionRequest): boolean {
+  return t.content.actor === Actor.Agent && t.content.to === req.to && t.content.note === (req.note ?? null) && same(t.content.data, req.data);
+}
+
+/**
+ * A PATCH that repeats the one that wrote the intent's latest transition (no state may follow
+ * itself, so it can only be a retry). The creating transition is a create's, not a PATCH's.
+ */
+const isRepeatOf = (head: StoredTransition, req: TransitionRequest) => head.seq > 1 && asksFor(head, req);
+
+/** `t` when it is the transition the request asks for; else the request reused a key (or raced a different one). */
+function sameTransition(t: StoredTransition, eventId: string, req: TransitionRequest): StoredTransition {
+  if (t.transition_id !== req.transitionId || asksFor(t, req)) return t;
+  throw keyReused(eventId, t);
+}
+
+/** `t` when it is the creation the request asks for (header, state, note, data); else 409. */
+function sameCreate(t: StoredTransition, header: IntentHeader, req: TransitionRequest): StoredTransition {
+  const h = t.content.intent;
+  if (h && same(h, headerContent(header)) && asksFor(t, req)) return t;
+  if (t.transition_id === req.transitionId) throw keyReused(header.event_id, t);
+  throw intentErrors.exists(header.event_id);
+}
+
+const keyReused = (eventId: string, t: StoredTransition) =>
+  new DomainError(
+    ErrorCode.IdempotencyKeyReused,
+    `intent ${eventId}: this Idempotency-Key was used for a different request (seq ${t.seq}, to ${t.content.to}); nothing was written`,
+    [{ field: 'idempotency-key', reason: 'already used with a different body' }],
+    { event_id: eventId, seq: t.seq },
+  );
 
 function searchAttributes(h: IntentHeader, status: IntentStatus): TypedSearchAttributes {
   return new TypedSearchAttributes([

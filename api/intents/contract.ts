@@ -85,6 +85,11 @@ export const Intent = z
   })
   .meta({ id: 'Intent' });
 
+const deduplicated = z.boolean().describe('true when an earlier request stored this (a retry): nothing was written now');
+
+/** A create's answer: the intent as the create stored it. */
+export const IntentWrite = Intent.extend({ deduplicated }).meta({ id: 'IntentWrite' });
+
 export const IntentDetail = Intent.extend({
   transitions: z.array(Transition),
   workflow: z.object({
@@ -131,8 +136,10 @@ const createRoute = (path: string, summary: string) =>
     tag: 'intents',
     summary,
     scopes: Operation.WriteIntent,
+    description:
+      'Idempotent per request: the same create again (same event_id and body) answers 200 with the first answer and `deduplicated: true`, writing nothing; a different body for a taken event_id is 409 intent_exists. An optional `Idempotency-Key` header (1-255 printable ASCII) names the request: the same key with a different body is 409 idempotency_key_reused.',
     body: createBody,
-    responses: { 201: Intent },
+    responses: { 201: IntentWrite, 200: IntentWrite },
     errors: [400, 401, 403, 404, 409, 413, 503],
     example: createExample,
   });
@@ -145,12 +152,13 @@ export const transitionIntent = defineRoute({
   path: '/api/events/:eventId/status',
   tag: 'intents',
   summary: 'Move an intent to its next state (in-progress, done, blocked, or requested again from blocked)',
-  description: 'Illegal transitions answer 409 with current_status and allowed_next. Blocked needs data.error and data.next_step; with data.retry true and data.retry_after the intent re-opens itself at that time.',
+  description:
+    'Illegal transitions answer 409 with current_status and allowed_next. Blocked needs data.error and data.next_step; with data.retry true and data.retry_after the intent re-opens itself at that time. Idempotent per request: the same body as the transition that put the intent in its current state answers that transition with `deduplicated: true` and writes nothing; with an `Idempotency-Key` header (1-255 printable ASCII) a retry gets its own transition back even after later ones, and the same key with a different body is 409 idempotency_key_reused.',
   scopes: Operation.WriteIntent,
   parameterExamples: { eventId: 'EMAIL-1' },
   params: intentIdPath,
   body: z.object({ status: intentStatus, note: note.optional(), data: data.optional() }),
-  responses: { 200: Intent.extend({ transition: Transition }) },
+  responses: { 200: Intent.extend({ transition: Transition, deduplicated }) },
   errors: [400, 401, 403, 404, 409, 413, 503],
   example: { status: 'blocked', note: 'Failed to connect to SMTP server', data: { error: 'Connection timeout after 10s', next_step: 'Retry in 5 minutes.', retry: true, retry_after: '2023-10-27T12:05:00Z' } },
 });

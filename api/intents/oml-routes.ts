@@ -3,7 +3,9 @@ import { Router, type Request } from 'express';
 import { redact } from '../../lib/bootstrap';
 import type { JsonObject, StoredTransition } from '../../lib/domain/intents';
 import { intentErrors, intentWorkflowId } from '../../lib/domain/intents';
+import { DomainError } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
+import { IDEMPOTENCY_KEY_RE, IDEMPOTENCY_KEY_RULE } from '../../lib/domain/sessions';
 import { intentOfCreation, type IntentRow } from '../../lib/store/intents';
 import { isMarkdown, listArtifacts as listArtifactFiles, readState, readText, renderMarkdown, resolveArtifact } from '../../lib/workspace';
 import { jsonBody, parse, queryObject } from '../http';
@@ -23,6 +25,14 @@ import {
   verifyIntent,
   workspaceState,
 } from './contract';
+
+/** The optional Idempotency-Key request header (one value, the /v1 idempotency_key rule). */
+function idempotencyKeyOf(req: Request): string | undefined {
+  const v = req.headers['idempotency-key'];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !IDEMPOTENCY_KEY_RE.test(v)) throw DomainError.validation('Idempotency-Key', `header ${IDEMPOTENCY_KEY_RULE}, sent once`);
+  return v;
+}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -87,8 +97,10 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
   for (const c of [createIntent, createIntentLog]) {
     route(r, keys, c, async (req, res) => {
       const b = parse(c.body, jsonBody(req));
-      const t = await admission.run('write', `intent ${b.event_id}`, () =>
-        intents.create({
+      const idempotencyKey = idempotencyKeyOf(req);
+      const { transition: t, deduplicated } = await admission.run('write', `intent ${b.event_id}`, () =>
+        intents.createOnce(
+          {
         eventId: b.event_id,
         domain: b.domain,
         action: b.action,
@@ -99,19 +111,26 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
         sessionId: b.session_id,
         dedupeKey: b.dedupe_key,
         ttlS: b.ttl_s,
-      }),
+          },
+          { idempotencyKey },
+        ),
       );
       // The intent as this create stored it, from its first transition: no read-back (a PATCH racing
-      // the answer may already have moved it on; GET shows that).
-      res.status(201).location(`/api/events/${encodeURIComponent(b.event_id)}`).json(describeIntent(intentOfCreation(t, intentWorkflowId(b.event_id))));
+      // the answer may already have moved it on; GET shows that). A repeat gets the same answer, 200.
+      res
+        .status(deduplicated ? 200 : 201)
+        .location(`/api/events/${encodeURIComponent(b.event_id)}`)
+        .json({ ...describeIntent(intentOfCreation(t, intentWorkflowId(b.event_id))), deduplicated });
     });
   }
 
   route(r, keys, transitionIntent, async (req, res) => {
     const id = idOf(req);
     const b = parse(transitionIntent.body, jsonBody(req));
-    const t = await admission.run('write', `intent ${id}`, () => intents.transition(id, { status: b.status, note: b.note, data: rawData(req, b.data) }));
-    res.json({ ...describeIntent(await mustExist(id)), transition: describeTransition(t) });
+    const idempotencyKey = idempotencyKeyOf(req);
+    // Answered from the write (the row read before it, moved on by the stored transition): no read-back after it.
+    const w = await admission.run('write', `intent ${id}`, () => intents.transitionOnce(id, { status: b.status, note: b.note, data: rawData(req, b.data) }, { idempotencyKey }));
+    res.json({ ...describeIntent(w.intent), transition: describeTransition(w.transition), deduplicated: w.deduplicated });
   });
 
   route(r, keys, pendingIntents, async (req, res) => {

@@ -109,6 +109,26 @@ export function intentOfCreation(t: StoredTransition, workflowId: string): Inten
   };
 }
 
+/**
+ * The intent as `t` left it, from the row read just before `t` was written and `t` itself:
+ * a PATCH answers from its own write, with no read-back that could fail after it (issue 16).
+ * Exact when `t` directly follows that row's head (undefined otherwise: another transition
+ * came in between, and the lifecycle would miss it).
+ */
+export function intentAfter(before: IntentRow, t: StoredTransition): IntentRow | undefined {
+  if (t.event_id !== before.event_id || t.seq !== before.head_seq + 1) return undefined;
+  return {
+    ...before,
+    status: t.content.to,
+    updated_ts: t.ts,
+    head_seq: t.seq,
+    head_hash: t.hash,
+    last_note: t.content.note,
+    last_data: t.content.data,
+    lifecycle: [...before.lifecycle, t.content.to],
+  };
+}
+
 const likePattern = (s: string) => '%' + s.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
 
 export interface IntentFilter {
@@ -289,6 +309,19 @@ export class IntentStore {
   async dedupeHolder(key: string): Promise<DedupeHolder | undefined> {
     const { rows } = await this.pool.query(holdersSql('$1'), [key]);
     return rows[0] ? toHolder(rows[0]) : undefined;
+  }
+
+  /** The stored transition with this id (a request's idempotent identity), if any. */
+  async transitionById(transitionId: string): Promise<StoredTransition | undefined> {
+    const { rows } = await this.pool.query(`SELECT ${TRANSITION_COLUMNS} FROM intent_transitions WHERE transition_id = $1::uuid`, [transitionId]);
+    return rows[0] ? rowToTransition(rows[0]) : undefined;
+  }
+
+  /** An intent's latest transition (its head), or its first (the creation), if stored. */
+  async transitionAt(eventId: string, which: 'head' | 'creation'): Promise<StoredTransition | undefined> {
+    const order = which === 'head' ? 'ORDER BY seq DESC LIMIT 1' : 'AND seq = 1';
+    const { rows } = await this.pool.query(`SELECT ${TRANSITION_COLUMNS} FROM intent_transitions WHERE event_id = $1 ${order}`, [eventId]);
+    return rows[0] ? rowToTransition(rows[0]) : undefined;
   }
 
   async transitions(eventId: string): Promise<StoredTransition[]> {

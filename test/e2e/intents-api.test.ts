@@ -69,7 +69,7 @@ describe('POST /api/events', () => {
     expect(await rows(id)).toBe(1);
     // The answer is built from the stored transition, not read back: it must equal what a read shows.
     const { transitions: _t, workflow: _w, ...read } = await tk.intents.get(id);
-    expect(r.body).toEqual(read);
+    expect(r.body).toEqual({ ...read, deduplicated: false });
   });
 
   test('the /api/events/log alias creates too', async () => {

@@ -455,7 +455,9 @@ export function describeCron(expression: string, domDow: 'or' | 'and' = 'or'): s
     if (!w) return undefined;
     days.push(`on ${w}`);
   }
-  const day = days.length === 2 ? `${days[0]} ${domDow === 'and' ? 'and' : 'or'} ${days[1]}` : days[0] ?? (num(hour) ? 'every day' : '');
+  // Vixie cron: the day fields OR only when neither starts with `*` (lib/domain/schedule.ts normalise).
+  const and = domDow === 'and' || dom.startsWith('*') || dow.startsWith('*');
+  const day = days.length === 2 ? `${days[0]} ${and ? 'and' : 'or'} ${days[1]}` : days[0] ?? (num(hour) ? 'every day' : '');
   const month = mon === '*' ? '' : ` in month ${mon}`;
   return `${time}${day ? ` ${day}` : ''}${month}`;
 }

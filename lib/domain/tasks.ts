@@ -8,7 +8,7 @@
  */
 import { DomainError, ErrorCode, type FieldError } from './errors';
 import { LIMITS } from './limits';
-import { retryProblems, type RetryPolicy } from './task-retry';
+import { retryProblems, retryWarnings, type RetryPolicy } from './task-retry';
 import type { DigestAgent, FollowUpAction } from './task-outputs';
 import { conditionProblems, describeCondition, type ConditionTrigger } from './conditions';
 import { delayProblems, type DelayTrigger } from './signals';
@@ -333,6 +333,11 @@ export function taskDefinitionProblems(d: TaskDefinition): FieldError[] {
     if (Number.isNaN(Date.parse(`${h}T00:00:00Z`))) out.push({ field: `calendar.holidays.${i}`, reason: 'is not a date (YYYY-MM-DD)' });
   }
   return out;
+}
+
+/** What a definition holds that is stored as sent but has no effect; the create or PATCH answer lists it. */
+export function taskDefinitionWarnings(d: TaskDefinition): FieldError[] {
+  return retryWarnings(d.retry);
 }
 
 // ---- the agent answer protocol (the article's schedule_invoke) ------------------------

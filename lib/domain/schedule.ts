@@ -55,9 +55,25 @@ function normalise(spec: CronSpec): Normalised {
   return { pattern: days.join(' '), and };
 }
 
+/**
+ * Compiled patterns, kept: compiling costs about as much as a list page's SQL, and one page
+ * computes the next fire of each of its 50 tasks. A paused Cron's nextRun(date) keeps no
+ * state, so one object serves every caller. Bounded; the oldest entry goes first.
+ */
+const compiled = new Map<string, Cron>();
+
 function compile(spec: CronSpec): Cron {
   const { pattern, and } = normalise(spec);
-  return new Cron(pattern, { timezone: 'UTC', paused: true, mode: '5-or-6-parts', domAndDow: and, sloppyRanges: true });
+  const key = `${and ? 'and' : 'or'} ${pattern}`;
+  let c = compiled.get(key);
+  if (!c) {
+    // utcOffset 0, not timezone 'UTC': the same wall-clock arithmetic without an Intl
+    // formatter per step (50 times faster), whatever the process's TZ.
+    c = new Cron(pattern, { utcOffset: 0, paused: true, mode: '5-or-6-parts', domAndDow: and, sloppyRanges: true });
+    if (compiled.size >= LIMITS.cronCompiledCacheMax) compiled.delete(compiled.keys().next().value!);
+    compiled.set(key, c);
+  }
+  return c;
 }
 
 /** Why an expression is not a cron expression we run, or undefined. */

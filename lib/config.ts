@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { TUNABLE, Tunable } from './domain/limits';
-import { SECRET_NAME_RE } from './domain/tasks';
+import { AGENT_TYPES, SECRET_NAME_RE } from './domain/tasks';
 
 export const APP_ROLE = 'timekeeper_app';
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/timekeeper';
@@ -95,6 +95,21 @@ const EnvSchema = z.object({
   TASKS_CORE_TASK_QUEUE: optional,
   [TUNABLE.taskSlotsDefault.env]: tunable(TUNABLE.taskSlotsDefault),
   [TUNABLE.taskSlotsCore.env]: tunable(TUNABLE.taskSlotsCore),
+  TASK_DEFAULT_AGENT: optional.transform((raw, ctx) => {
+    if (raw === undefined) return undefined;
+    let v: unknown;
+    try {
+      v = JSON.parse(raw);
+    } catch {
+      v = undefined;
+    }
+    const type = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>).type : undefined;
+    if (typeof type !== 'string' || !(AGENT_TYPES as readonly string[]).includes(type)) {
+      ctx.addIssue({ code: 'custom', message: `TASK_DEFAULT_AGENT must be a JSON object with "type" one of ${AGENT_TYPES.join(', ')}, e.g. {"type":"openai","base_url":"http://127.0.0.1:11434/v1","model":"qwen2.5","api_key_env":"LLM_API_KEY"}` });
+      return z.NEVER;
+    }
+    return v as Record<string, unknown>;
+  }),
 });
 
 export interface Config {
@@ -203,6 +218,12 @@ export interface Config {
   taskSlotsDefault: number;
   /** See TUNABLE.taskSlotsCore. */
   taskSlotsCore: number;
+  /**
+   * TASK_DEFAULT_AGENT (JSON): the agent a task gets when its `agent` names no `type`, as the
+   * scheduler article's example does; the task's own agent fields win. Checked against the
+   * agent contract when the API starts. Undefined: every task names its agent type.
+   */
+  taskDefaultAgent: Record<string, unknown> | undefined;
 }
 
 /** The task queues scheduled task runs go to, by priority class (separate queues and worker slots). */
@@ -301,6 +322,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tasksCoreTaskQueue: e.TASKS_CORE_TASK_QUEUE,
     taskSlotsDefault: e[TUNABLE.taskSlotsDefault.env],
     taskSlotsCore: e[TUNABLE.taskSlotsCore.env],
+    taskDefaultAgent: e.TASK_DEFAULT_AGENT,
   };
 }
 

@@ -291,6 +291,10 @@ export const TaskDetail = Task.extend({
   next_fire_times: z.array(z.string()).describe(`the next ${LIMITS.taskNextFireTimesShown} fire times (UTC), calendar days off skipped`),
   history: z.array(z.object({ version: z.number().int(), action: z.string(), enabled: z.boolean(), deleted: z.boolean(), reason: z.string().nullable(), recorded_at: z.string() })),
   scheduler: z.object({ workflow_id: z.string(), running_runs: z.array(z.string()).nullable(), next_fire_at: z.string().nullable() }),
+  warnings: z
+    .array(z.object({ field: z.string(), reason: z.string() }))
+    .optional()
+    .describe('on a create or PATCH answer: what was stored as sent but has no effect (a backoff list longer than the attempts need)'),
 }).meta({ id: 'TaskDetail' });
 
 export const Run = z

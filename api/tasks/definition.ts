@@ -6,21 +6,50 @@
  * outgoing URLs, agent secret names). Nothing is stored on a refusal.
  */
 import { randomUUID } from 'node:crypto';
-import { DomainError, ErrorCode } from '../../lib/domain/errors';
+import { DomainError, ErrorCode, type FieldError } from '../../lib/domain/errors';
 import { digestProblems } from '../../lib/domain/task-outputs';
-import { taskDefinitionProblems, type TaskDefinition } from '../../lib/domain/tasks';
+import { taskDefinitionProblems, taskDefinitionWarnings, type TaskDefinition } from '../../lib/domain/tasks';
 import { taskPolicyProblems, type TaskPolicy } from '../../lib/task-policy';
 import { parse } from '../http';
-import { CreateTaskBody } from './contract';
+import { AgentSchema, CreateTaskBody } from './contract';
 
-/** `parent_run_id` is never read from the body: only the system sets it (on a follow-up, and kept across a PATCH). */
-export function definitionOf(body: unknown, nowMs: number, policy: TaskPolicy, system: { parent_run_id?: string } = {}): { definition: TaskDefinition; enabled: boolean } {
-  const b = parse(CreateTaskBody, body);
+/** Operator settings a definition is completed with (lib/config.ts). */
+export interface DefinitionDefaults {
+  /** TASK_DEFAULT_AGENT: the agent a task gets when its `agent` names no `type`; its own fields win. */
+  agent?: Record<string, unknown>;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The body with the default agent under an `agent` that names no type (the seed's example has only persona and prompt_template). */
+function withDefaultAgent(body: unknown, defaults: DefinitionDefaults): unknown {
+  if (!defaults.agent || !isObject(body) || !isObject(body.agent) || 'type' in body.agent) return body;
+  return { ...body, agent: { ...defaults.agent, ...body.agent } };
+}
+
+/** Why a configured default agent is not one a task could use, or undefined (checked at start-up). */
+export function defaultAgentProblem(agent: Record<string, unknown>): string | undefined {
+  const r = AgentSchema.safeParse({ prompt_template: 'x', ...agent });
+  return r.success ? undefined : r.error.issues.map((i) => `${['agent', ...i.path].join('.')}: ${i.message}`).join('; ');
+}
+
+/**
+ * `parent_run_id` is never read from the body: only the system sets it (on a follow-up, and
+ * kept across a PATCH). `warnings` name what is stored as sent but unused.
+ */
+export function definitionOf(
+  body: unknown,
+  nowMs: number,
+  policy: TaskPolicy,
+  system: { parent_run_id?: string } = {},
+  defaults: DefinitionDefaults = {},
+): { definition: TaskDefinition; enabled: boolean; warnings: FieldError[] } {
+  const b = parse(CreateTaskBody, withDefaultAgent(body, defaults));
   const { enabled, ...rest } = b;
   const id = rest.task_id ?? `task-${randomUUID()}`;
   const definition = { ...rest, task_id: id, name: rest.name ?? id, ...(system.parent_run_id ? { parent_run_id: system.parent_run_id } : {}) } as TaskDefinition;
   const problems = [...taskDefinitionProblems(definition), ...digestProblems(definition), ...taskPolicyProblems(definition, policy)];
   if (definition.trigger.type === 'at' && Date.parse(definition.trigger.at) <= nowMs) problems.push({ field: 'trigger.at', reason: 'is in the past' });
   if (problems.length) throw new DomainError(ErrorCode.Validation, problems.map((p) => `${p.field}: ${p.reason}`).join('; '), problems);
-  return { definition, enabled };
+  return { definition, enabled, warnings: taskDefinitionWarnings(definition) };
 }

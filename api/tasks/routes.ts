@@ -10,7 +10,7 @@ import type { TaskPolicy } from '../../lib/task-policy';
 import type { KeyStore } from '../auth';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
-import { definitionOf } from './definition';
+import { defaultAgentProblem, definitionOf, type DefinitionDefaults } from './definition';
 import {
   backfillTask,
   createTask,
@@ -36,12 +36,18 @@ export interface TaskDeps {
   keys: KeyStore;
   /** OUTBOUND_ALLOW_HOSTS and AGENT_SECRETS, checked on every definition (lib/task-policy.ts). */
   policy: TaskPolicy;
+  /** Operator defaults a definition is completed with (TASK_DEFAULT_AGENT). */
+  defaults?: DefinitionDefaults;
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): Router {
+export function taskRouter({ tasks, store, results, keys, policy, defaults = {} }: TaskDeps): Router {
   const r = Router();
+  const agentProblem = defaults.agent && defaultAgentProblem(defaults.agent);
+  if (agentProblem) throw new Error(`TASK_DEFAULT_AGENT is not an agent a task could use: ${agentProblem}`);
+  /** Warnings go in the answer only when there are some. */
+  const warned = <T extends object>(body: T, warnings: { field: string; reason: string }[]) => (warnings.length ? { ...body, warnings } : body);
 
   async function mustExist(id: string): Promise<TaskRow> {
     const t = await store.getTask(id);
@@ -94,6 +100,22 @@ export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): R
     };
   }
 
+  /**
+   * A create's answer, from what was stored and the definition alone: its one history row,
+   * no runs, the next fire time computed here. Not the scheduler's own view, which a create
+   * would wait for (a query to the workflow it just started, answered once a worker ran its
+   * first workflow task): GET /v1/tasks/:id asks the scheduler.
+   */
+  function created(t: TaskRow) {
+    const next = nextFires(t, LIMITS.taskNextFireTimesShown).map((x) => new Date(x).toISOString());
+    return {
+      ...describe(t),
+      next_fire_times: next,
+      history: [{ version: t.version, action: t.last_action, enabled: t.enabled, deleted: t.deleted, reason: t.reason, recorded_at: t.created_at.toISOString() }],
+      scheduler: { workflow_id: schedulerWorkflowId(t.task_id), running_runs: [], next_fire_at: next[0] ?? null },
+    };
+  }
+
   const runOf = (x: RunRow) => ({
     run_id: x.run_id,
     task_id: x.task_id,
@@ -115,9 +137,9 @@ export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): R
   });
 
   route(r, keys, createTask, async (req, res) => {
-    const { definition, enabled } = definitionOf(jsonBody(req), Date.now(), policy);
+    const { definition, enabled, warnings } = definitionOf(jsonBody(req), Date.now(), policy, {}, defaults);
     const t = await tasks.create(definition, enabled);
-    res.status(201).location(`/v1/tasks/${encodeURIComponent(t.task_id)}`).json(await detail(t));
+    res.status(201).location(`/v1/tasks/${encodeURIComponent(t.task_id)}`).json(warned(created(t), warnings));
   });
 
   route(r, keys, listTasks, async (req, res) => {
@@ -145,8 +167,8 @@ export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): R
       else merged[k] = raw[k];
     }
     merged.task_id = current.task_id;
-    const { definition, enabled } = definitionOf(merged, Date.now(), policy, { parent_run_id });
-    res.json(await detail(await tasks.update(current, definition, enabled)));
+    const { definition, enabled, warnings } = definitionOf(merged, Date.now(), policy, { parent_run_id }, defaults);
+    res.json(warned(await detail(await tasks.update(current, definition, enabled)), warnings));
   });
 
   route(r, keys, deleteTask, async (req, res) => {

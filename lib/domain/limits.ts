@@ -308,6 +308,8 @@ export const LIMITS = {
   schedulePreviewDefault: 10,
   /** Fire times GET /v1/tasks/:id shows. */
   taskNextFireTimesShown: 5,
+  /** Compiled cron patterns kept per process (lib/domain/schedule.ts): distinct expressions are few; about 10 KB each. */
+  cronCompiledCacheMax: 2_000,
   /** Run workflows are short-lived: a small cache per task-run worker. */
   taskRunWorkerCachedWorkflows: 500,
   /** Fires one scheduler workflow run handles before continue-as-new (keeps its history small). */

@@ -11,7 +11,7 @@ import { LIMITS } from './limits';
 export interface BackoffListRetry {
   /** Attempts in all, the first included. */
   max_attempts: number;
-  /** Waits between attempts, in seconds; at most max_attempts - 1 entries, the last one repeats. */
+  /** Waits between attempts, in seconds; the last one repeats, entries beyond max_attempts - 1 are unused (retryWarnings). */
   backoff_seconds: number[];
 }
 
@@ -52,7 +52,23 @@ export function retryProblems(r: RetryPolicy): FieldError[] {
       ? [{ field: 'retry.maximum_interval_s', reason: `must be at least initial_interval_s (${r.initial_interval_s})` }]
       : [];
   }
-  return r.backoff_seconds.length > r.max_attempts - 1
-    ? [{ field: 'retry.backoff_seconds', reason: `has ${r.backoff_seconds.length} entries; at most max_attempts - 1 = ${r.max_attempts - 1}` }]
-    : [];
+  return [];
+}
+
+/**
+ * What is stored as sent but does nothing: a backoff list longer than the attempts need (the
+ * scheduler article's own example, `max_attempts: 3` with three waits) keeps its extra
+ * entries unused. The answer says so instead of refusing the task.
+ */
+export function retryWarnings(r: RetryPolicy): FieldError[] {
+  if (isExponentialRetry(r) || r.backoff_seconds.length <= r.max_attempts - 1) return [];
+  const used = r.max_attempts - 1;
+  const n = r.backoff_seconds.length;
+  const has = `has ${n} ${n === 1 ? 'entry' : 'entries'}`;
+  return [
+    {
+      field: 'retry.backoff_seconds',
+      reason: used === 0 ? `${has}; max_attempts 1 never waits, so none is used` : `${has}; max_attempts ${r.max_attempts} waits ${used} time${used === 1 ? '' : 's'}, so only the first${used === 1 ? ' is' : ` ${used} are`} used`,
+    },
+  ];
 }

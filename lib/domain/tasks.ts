@@ -8,7 +8,7 @@
  */
 import { DomainError, ErrorCode, type FieldError } from './errors';
 import { LIMITS } from './limits';
-import { retryProblems, type RetryPolicy } from './task-retry';
+import { retryProblems, retryWarnings, type RetryPolicy } from './task-retry';
 import type { DigestAgent, FollowUpAction } from './task-outputs';
 import { conditionProblems, describeCondition, type ConditionTrigger } from './conditions';
 import { delayProblems, type DelayTrigger } from './signals';
@@ -335,6 +335,11 @@ export function taskDefinitionProblems(d: TaskDefinition): FieldError[] {
   return out;
 }
 
+/** What a definition holds that is stored as sent but has no effect; the create or PATCH answer lists it. */
+export function taskDefinitionWarnings(d: TaskDefinition): FieldError[] {
+  return retryWarnings(d.retry);
+}
+
 // ---- the agent answer protocol (the article's schedule_invoke) ------------------------
 
 export interface AgentAnswer {
@@ -455,7 +460,9 @@ export function describeCron(expression: string, domDow: 'or' | 'and' = 'or'): s
     if (!w) return undefined;
     days.push(`on ${w}`);
   }
-  const day = days.length === 2 ? `${days[0]} ${domDow === 'and' ? 'and' : 'or'} ${days[1]}` : days[0] ?? (num(hour) ? 'every day' : '');
+  // Vixie cron: the day fields OR only when neither starts with `*` (lib/domain/schedule.ts normalise).
+  const and = domDow === 'and' || dom.startsWith('*') || dow.startsWith('*');
+  const day = days.length === 2 ? `${days[0]} ${and ? 'and' : 'or'} ${days[1]}` : days[0] ?? (num(hour) ? 'every day' : '');
   const month = mon === '*' ? '' : ` in month ${mon}`;
   return `${time}${day ? ` ${day}` : ''}${month}`;
 }

@@ -131,17 +131,25 @@ export class TaskStore {
    * decided on (0 for a create): a concurrent change makes this a conflict, nothing written.
    */
   async appendHistory(c: { taskId: string; expectedVersion: number; action: TaskAction; definition: TaskDefinition; enabled: boolean; deleted?: boolean; reason?: string }): Promise<TaskRow> {
+    let recordedAt: Date;
     try {
-      await this.pool.query(
-        `INSERT INTO task_history (task_id, version, action, definition, enabled, deleted, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      const r = await this.pool.query(
+        `INSERT INTO task_history (task_id, version, action, definition, enabled, deleted, reason) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING recorded_at`,
         [c.taskId, c.expectedVersion + 1, c.action, JSON.stringify(c.definition), c.enabled, c.deleted ?? false, c.reason ?? null],
       );
+      recordedAt = r.rows[0].recorded_at as Date;
     } catch (err) {
       if ((err as { code?: string }).code === '23505') {
         if (c.expectedVersion === 0) throw taskErrors.exists(c.taskId);
         throw new DomainError(ErrorCode.ConcurrencyConflict, `task ${c.taskId} changed at the same time; nothing was stored: retry`);
       }
       throw err;
+    }
+    // A create is the whole task (no earlier change, no run yet): answered from what was
+    // written, without reading the `tasks` view back. The stored definition is the jsonb of
+    // the one sent, so it reads back equal (keys perhaps in another order).
+    if (c.expectedVersion === 0) {
+      return { task_id: c.taskId, version: 1, last_action: c.action, definition: c.definition, enabled: c.enabled, deleted: c.deleted ?? false, reason: c.reason ?? null, created_at: recordedAt, updated_at: recordedAt, status: 'pending', last_run: null };
     }
     return (await this.getTask(c.taskId))!;
   }

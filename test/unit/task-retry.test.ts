@@ -1,6 +1,6 @@
 /** Retry settings in both styles: the waits before each attempt, and the contract's refusals of a mix. */
 import { RetrySchema } from '../../api/tasks/contract';
-import { backoffBeforeAttempt, retryProblems, type RetryPolicy } from '../../lib/domain/task-retry';
+import { backoffBeforeAttempt, retryProblems, retryWarnings, type RetryPolicy } from '../../lib/domain/task-retry';
 
 const waits = (r: RetryPolicy) => Array.from({ length: r.max_attempts - 1 }, (_, i) => backoffBeforeAttempt(r, i + 2));
 
@@ -35,8 +35,10 @@ test.each([
   expect(issue.message).toMatch(reason);
 });
 
-test('rules across fields: a cap below the initial interval, a list longer than max_attempts - 1', () => {
+test('rules across fields: a cap below the initial interval is refused; a list longer than max_attempts - 1 is only a warning', () => {
   expect(retryProblems({ max_attempts: 3, initial_interval_s: 10, backoff_coefficient: 2, maximum_interval_s: 5 })).toEqual([{ field: 'retry.maximum_interval_s', reason: 'must be at least initial_interval_s (10)' }]);
-  expect(retryProblems({ max_attempts: 2, backoff_seconds: [1, 2] })[0].field).toBe('retry.backoff_seconds');
+  expect(retryProblems({ max_attempts: 2, backoff_seconds: [1, 2] })).toEqual([]);
+  expect(retryWarnings({ max_attempts: 2, backoff_seconds: [1, 2] })).toEqual([{ field: 'retry.backoff_seconds', reason: 'has 2 entries; max_attempts 2 waits 1 time, so only the first is used' }]);
+  expect(retryWarnings({ max_attempts: 3, backoff_seconds: [1, 2] })).toEqual([]);
   expect(retryProblems({ max_attempts: 2, initial_interval_s: 1, backoff_coefficient: 2, maximum_interval_s: 100 })).toEqual([]);
 });

@@ -6,7 +6,7 @@
 # The one-shot migrate job runs its TypeScript with tsx.
 FROM node:20-bookworm-slim
 
-# node_modules/.bin on PATH so the package.json script bodies (`tsx bin/api.ts`) run as
+# node_modules/.bin on PATH so the package.json script bodies (`tsx bin/migrate.ts`) run as
 # they are; npm itself is only used for one-shot jobs: no update checks or funding notices.
 ENV NODE_ENV=production \
     PATH=/app/node_modules/.bin:$PATH \

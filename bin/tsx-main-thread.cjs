@@ -1,6 +1,8 @@
 /**
- * Preload for worker processes (`node -r ./bin/tsx-main-thread.cjs bin/worker.ts`): registers
- * tsx (TypeScript) in the main thread only.
+ * Preload for worker processes run from the TypeScript sources (`node -r
+ * ./bin/tsx-main-thread.cjs bin/worker.ts`: `npm run dev`'s worker child, the tests' worker
+ * processes; production runs the compiled build through bin/launch.cjs): registers tsx
+ * (TypeScript) in the main thread only.
  *
  * The Temporal SDK runs workflow code in worker threads, and worker threads inherit the
  * process's loader flags: under `--import tsx` every workflow thread loads tsx too and turns

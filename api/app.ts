@@ -33,6 +33,7 @@ import { docsRouter } from './system/docs';
 import { httpMetrics, metricsRouter } from './system/metrics';
 import { requestContext, requestId } from './request-log';
 import { readinessChecks } from './system/readiness';
+import { taskSecretsOf } from '../lib/secrets-key';
 
 export interface AppDeps {
   client: Client;
@@ -108,6 +109,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       results: new TaskResultStore(pool),
       keys,
       policy: { outboundAllowHosts: config.outboundAllowHosts, agentSecrets: config.agentSecrets },
+      secrets: taskSecretsOf(config),
     }),
   );
   app.use(

@@ -7,6 +7,7 @@ import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../..
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { TaskResultStore } from '../../lib/store/task-results';
 import type { TaskPolicy } from '../../lib/task-policy';
+import { shownDefinition, withoutSecrets, type TaskSecrets } from '../../lib/task-secrets';
 import type { KeyStore } from '../auth';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
@@ -36,11 +37,13 @@ export interface TaskDeps {
   keys: KeyStore;
   /** OUTBOUND_ALLOW_HOSTS and AGENT_SECRETS, checked on every definition (lib/task-policy.ts). */
   policy: TaskPolicy;
+  /** Seals the HMAC secrets a definition carries before it is stored (lib/task-secrets.ts). */
+  secrets: TaskSecrets;
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): Router {
+export function taskRouter({ tasks, store, results, keys, policy, secrets }: TaskDeps): Router {
   const r = Router();
 
   async function mustExist(id: string): Promise<TaskRow> {
@@ -67,7 +70,7 @@ export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): R
       enabled: t.enabled,
       deleted: t.deleted,
       version: t.version,
-      definition: t.definition as unknown as Record<string, unknown>,
+      definition: shownDefinition(t.definition),
       trigger_text: describeTrigger(t.definition.trigger),
       last_run: t.last_run
         ? { run_id: t.last_run.run_id, status: t.last_run.status, scheduled_at: t.last_run.nominal_at.toISOString(), started_at: iso(t.last_run.started_at), finished_at: iso(t.last_run.finished_at) }
@@ -116,7 +119,7 @@ export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): R
 
   route(r, keys, createTask, async (req, res) => {
     const { definition, enabled } = definitionOf(jsonBody(req), Date.now(), policy);
-    const t = await tasks.create(definition, enabled);
+    const t = await tasks.create(secrets.forStorage(definition), enabled);
     res.status(201).location(`/v1/tasks/${encodeURIComponent(t.task_id)}`).json(await detail(t));
   });
 
@@ -138,7 +141,8 @@ export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): R
     const patch = parse(patchTask.body, jsonBody(req)) as Record<string, unknown>;
     // The raw body, so the merged definition is validated exactly as a create would be.
     const raw = jsonBody(req) as Record<string, unknown>;
-    const { parent_run_id, ...stored } = current.definition;
+    // Stored secrets stay out of the merge: only the request's own are sealed; omitted ones are kept.
+    const { parent_run_id, ...stored } = withoutSecrets(current.definition);
     const merged: Record<string, unknown> = { ...stored, enabled: current.enabled };
     for (const k of Object.keys(patch)) {
       if (raw[k] === null) delete merged[k];
@@ -146,7 +150,7 @@ export function taskRouter({ tasks, store, results, keys, policy }: TaskDeps): R
     }
     merged.task_id = current.task_id;
     const { definition, enabled } = definitionOf(merged, Date.now(), policy, { parent_run_id });
-    res.json(await detail(await tasks.update(current, definition, enabled)));
+    res.json(await detail(await tasks.update(current, secrets.forStorage(definition, current.definition), enabled)));
   });
 
   route(r, keys, deleteTask, async (req, res) => {

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { schedulerWorkflowId } from '../../lib/domain/tasks';
 import { eventually, fakeServers, protocolAnswer, type Received } from '../support/fake-services';
-import { startTestSystem, TestSystem, uniqueTaskId } from '../support/system';
+import { refusal, startTestSystem, TestSystem, uniqueTaskId } from '../support/system';
 
 let sys: TestSystem;
 const servers = fakeServers();
@@ -117,4 +117,17 @@ test('the alert is signed with its sealed secret when a run fails for good', asy
   expect(JSON.parse(got.body)).toMatchObject({ event: 'task_run_failed', task_id: id });
   expect(signed(ALERT_SECRET, got)).toBe(true);
   for (const h of await Promise.all([schedulerWorkflowId(id), run.run_id].map(historyText))) expect(h).not.toContain(ALERT_SECRET);
+});
+
+test.each([
+  ['agent.secret', 'a lone surrogate', (s: string) => ({ agent: { type: 'webhook', url: 'https://a.example', prompt_template: 'go', secret: s } })],
+  ['alert.secret', 'a NUL', (s: string) => ({ agent: { type: 'webhook', url: 'https://a.example', prompt_template: 'go' }, alert: { url: 'https://alert.example', secret: s } })],
+  ['delivery.0.secret', 'a lone surrogate', (s: string) => ({ agent: { type: 'webhook', url: 'https://a.example', prompt_template: 'go' }, delivery: [{ type: 'webhook', url: 'https://d.example', secret: s }] })],
+] as const)('%s with %s is refused with 400 naming it, nothing stored', async (field, what, body) => {
+  const id = uniqueTaskId('badsecret');
+  const value = what === 'a NUL' ? 'secret\u0000value' : 'secret\udc00value';
+  const r = await refusal(sys.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 3600 }, ...body(value) } as never));
+  expect(r.status).toBe(400);
+  expect((r.body.errors ?? []).map((e: { field: string }) => e.field)).toEqual([field]);
+  expect((await sys.pool.query('SELECT count(*)::int AS n FROM task_history WHERE task_id = $1', [id])).rows[0].n).toBe(0);
 });

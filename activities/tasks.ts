@@ -325,9 +325,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       const alert = task.alert;
       await Promise.resolve()
         .then(() => outboundRequest(alert.url, { method: 'POST', body, allowHosts: deps.outboundAllowHosts, headers: { 'content-type': 'application/json', 'idempotency-key': `alert:${i.runId}`, ...sign(task, alert.secret, body) } }))
-        .catch(
-        (err: Error) => store.recordDelivery({ runId: i.runId, taskId: task.task_id, target: 1000, type: 'alert', ok: false, detail: err.message }),
-      );
+        .catch((err: Error) => store.recordDelivery({ runId: i.runId, taskId: task.task_id, target: 1000, type: 'alert', ok: false, detail: err.message }));
     }
     const failures = await store.consecutiveFailures(task.task_id);
     if (failures < task.auto_disable_after) return null;

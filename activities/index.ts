@@ -1,6 +1,7 @@
 /** Every activity the worker registers, by capability. */
 import type { Pool } from 'pg';
 import type { SessionWriter } from '../lib/domain/sessions';
+import type { TaskSecrets } from '../lib/task-secrets';
 import { createIntentActivities } from './intents';
 import { createSessionActivities } from './sessions';
 import type { FollowUpCreator } from './task-outputs/follow-up';
@@ -16,6 +17,8 @@ export interface ActivityDeps {
   wake?: { url?: string; token?: string };
   /** Hosts task requests may reach although private or local (OUTBOUND_ALLOW_HOSTS). Default none. */
   outboundAllowHosts?: readonly string[];
+  /** Opens the HMAC secrets of stored definitions (lib/task-secrets.ts). Default: none (a sealed secret fails the call). */
+  secrets?: TaskSecrets;
   /** OUTBOUND_ECHO_BODIES (activities/tasks.ts). Default false. */
   outboundEchoBodies?: boolean;
   /** Reads a task's secret by its environment variable name (lib/config.ts readSecret). Default: none readable. */
@@ -33,6 +36,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
     ...createSignalActivities({ pool: deps.pool }),
-    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], outboundEchoBodies: deps.outboundEchoBodies, secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps }),
+    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], outboundEchoBodies: deps.outboundEchoBodies, secrets: deps.secrets, secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps }),
   };
 }

@@ -27,6 +27,7 @@ import {
   type Trigger,
 } from '../lib/domain/tasks';
 import { OutboundRefused, answerLine, outboundRequest } from '../lib/outbound';
+import type { TaskSecrets } from '../lib/task-secrets';
 import { isRunDay } from '../lib/domain/calendars';
 import { fireTimes } from '../lib/domain/schedule';
 import { metrics } from '../lib/metrics';
@@ -46,6 +47,8 @@ export interface TaskActivityDeps {
   sessions: SessionWriter;
   /** Hosts outgoing requests may reach although they are private or local (OUTBOUND_ALLOW_HOSTS). */
   outboundAllowHosts: readonly string[];
+  /** Opens the sealed HMAC secrets of stored definitions (lib/task-secrets.ts); none: a sealed secret fails the call. */
+  secrets?: TaskSecrets;
   /** OUTBOUND_ECHO_BODIES: quote the start of a non-2xx answer in the run's reason (default: the status line only). */
   outboundEchoBodies?: boolean;
   /** Reads a secret by its environment variable name, if registered in AGENT_SECRETS (lib/config.ts readSecret). */
@@ -106,8 +109,18 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     }
   }
 
-  const sign = (secret: string | undefined, body: string): Record<string, string> =>
-    secret ? { 'x-timekeeper-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` } : {};
+  /** The signature header for a body, with the task's secret opened only here (it is sealed everywhere else). */
+  const sign = (task: TaskDefinition, secret: string | undefined, body: string): Record<string, string> => {
+    if (!secret) return {};
+    let key: string;
+    try {
+      if (!deps.secrets) throw new Error('this worker has no secrets key');
+      key = deps.secrets.open(secret, task.task_id);
+    } catch (err) {
+      throw fail('secret_unreadable', (err as Error).message);
+    }
+    return { 'x-timekeeper-signature': `sha256=${createHmac('sha256', key).update(body).digest('hex')}` };
+  };
 
   async function taskFireTimes(i: FireTimesInput): Promise<number[]> {
     return fireTimes(i.trigger, i.calendar, i.afterMs, i.count, i.untilMs ?? Infinity, { lastFireMs: i.lastFireMs });
@@ -208,7 +221,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
         result_url: resultUrl,
         ...(problem ? { previous_answer_problem: problem } : {}),
       });
-      const res = await post(agent.url, body, { 'content-type': 'application/json', 'idempotency-key': `${call.runId}#${call.attempt}.${ask}`, ...sign(agent.secret, body) });
+      const res = await post(agent.url, body, { 'content-type': 'application/json', 'idempotency-key': `${call.runId}#${call.attempt}.${ask}`, ...sign(task, agent.secret, body) });
       if (res.status === 202) return { awaiting_result: true, detail: 'the webhook answered 202 Accepted' };
       if (res.status < 200 || res.status > 299) throw fail('agent_error', `the webhook answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
       const parsed = parseAgentAnswer(res.body, task.task_id);
@@ -265,7 +278,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
             method: 'POST',
             body,
             allowHosts: deps.outboundAllowHosts,
-            headers: { 'content-type': markdown ? 'text/markdown; charset=utf-8' : 'application/json', 'idempotency-key': d.runId, ...sign(t.secret, body) },
+            headers: { 'content-type': markdown ? 'text/markdown; charset=utf-8' : 'application/json', 'idempotency-key': d.runId, ...sign(d.task, t.secret, body) },
           });
           ok = res.status >= 200 && res.status < 300;
           detail = `HTTP ${res.status}`;
@@ -309,9 +322,10 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const { task } = i;
     if (task.alert) {
       const body = JSON.stringify({ event: 'task_run_failed', run_id: i.runId, task_id: task.task_id, task_name: task.name, reason: i.reason });
-      await outboundRequest(task.alert.url, { method: 'POST', body, allowHosts: deps.outboundAllowHosts, headers: { 'content-type': 'application/json', 'idempotency-key': `alert:${i.runId}`, ...sign(task.alert.secret, body) } }).catch(
-        (err: Error) => store.recordDelivery({ runId: i.runId, taskId: task.task_id, target: 1000, type: 'alert', ok: false, detail: err.message }),
-      );
+      const alert = task.alert;
+      await Promise.resolve()
+        .then(() => outboundRequest(alert.url, { method: 'POST', body, allowHosts: deps.outboundAllowHosts, headers: { 'content-type': 'application/json', 'idempotency-key': `alert:${i.runId}`, ...sign(task, alert.secret, body) } }))
+        .catch((err: Error) => store.recordDelivery({ runId: i.runId, taskId: task.task_id, target: 1000, type: 'alert', ok: false, detail: err.message }));
     }
     const failures = await store.consecutiveFailures(task.task_id);
     if (failures < task.auto_disable_after) return null;

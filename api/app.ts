@@ -34,6 +34,7 @@ import { docsRouter } from './system/docs';
 import { httpMetrics, metricsRouter } from './system/metrics';
 import { requestContext, requestId } from './request-log';
 import { readinessChecks } from './system/readiness';
+import { taskSecretsOf } from '../lib/secrets-key';
 
 export interface AppDeps {
   client: Client;
@@ -111,6 +112,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       keys,
       policy: { outboundAllowHosts: config.outboundAllowHosts, agentSecrets: config.agentSecrets },
       defaults: { agent: config.taskDefaultAgent },
+      secrets: taskSecretsOf(config),
     }),
   );
   app.use(

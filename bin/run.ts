@@ -15,6 +15,7 @@ import { listenApi } from '../api/listen';
 import { assertSafeBinding, loadKeyStore } from '../api/auth';
 import { preparePostgres, prepareTemporal, PreparedPostgres, PreparedTemporal, redact } from '../lib/bootstrap';
 import { loadConfig, readSecret, taskRunQueues } from '../lib/config';
+import { taskSecretsOf } from '../lib/secrets-key';
 import { createPool } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { ensureSearchAttributes } from '../lib/temporal';
@@ -170,7 +171,7 @@ export async function run(opts: RunOptions): Promise<void> {
         sessions: config,
         workflowBundle: prebuiltBundle(config.workflowBundlePath),
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, outboundEchoBodies: config.outboundEchoBodies, secret: (name) => readSecret(name, config.agentSecrets), agentSecrets: config.agentSecrets, publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore, artifactsDir: config.artifactsDir },
+        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, outboundEchoBodies: config.outboundEchoBodies, secret: (name) => readSecret(name, config.agentSecrets), agentSecrets: config.agentSecrets, secrets: taskSecretsOf(config), publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore, artifactsDir: config.artifactsDir },
       });
       const running = worker.run();
       running.catch((e: Error) => {

@@ -95,12 +95,16 @@ export async function outboundRequest(url: string, opts: OutboundOptions): Promi
   let current = new URL(url);
   let method = opts.method ?? 'POST';
   let body = opts.body;
+  let headers = opts.headers;
   for (let hop = 0; ; hop++) {
-    const res = await once(current, method, body, opts);
+    const res = await once(current, method, body, { ...opts, headers });
     const loc = res.headers.location;
     if (res.status >= 300 && res.status < 400 && loc) {
       if (hop >= LIMITS.outboundMaxRedirects) throw new OutboundRefused(`more than ${LIMITS.outboundMaxRedirects} redirects`);
-      current = new URL(loc, current);
+      const next = new URL(loc, current);
+      // As fetch does: credentials (an agent's bearer token) never follow a redirect to another origin.
+      if (next.origin !== current.origin && headers) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'authorization'));
+      current = next;
       // 303 (and, as browsers do, 301/302 after POST) continue as GET without a body.
       if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
         method = 'GET';

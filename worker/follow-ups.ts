@@ -14,6 +14,7 @@ import type { TaskClient } from '../clients/tasks';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import type { TaskRow, TaskStore } from '../lib/store/tasks';
 import type { TaskPolicy } from '../lib/task-policy';
+import type { TaskSecrets } from '../lib/task-secrets';
 
 /** `<parent task>.fu-<16 hex of the parent run id>`: one id per parent run, within TASK_ID_RE's 128 characters. */
 export const followUpTaskId = (parentTaskId: string, parentRunId: string) => `${parentTaskId.slice(0, 100)}.fu-${createHash('sha256').update(parentRunId).digest('hex').slice(0, 16)}`;
@@ -21,7 +22,7 @@ export const followUpTaskId = (parentTaskId: string, parentRunId: string) => `${
 /** Seconds after the parent run a follow-up without a trigger runs. */
 const DEFAULT_DELAY_S = 1;
 
-export function followUpCreator(tasks: TaskClient, store: TaskStore, policy: TaskPolicy): FollowUpCreator {
+export function followUpCreator(tasks: TaskClient, store: TaskStore, policy: TaskPolicy, secrets: TaskSecrets): FollowUpCreator {
   async function found(row: TaskRow, r: FollowUpRequest) {
     if (row.definition.parent_run_id !== r.parentRunId) return { ok: false as const, reason: `next_action.task.task_id: ${row.task_id} is already used by another task` };
     if (!row.deleted) await tasks.ensureScheduler(row);
@@ -48,7 +49,7 @@ export function followUpCreator(tasks: TaskClient, store: TaskStore, policy: Tas
         return { ok: false, reason: (fields || err.message).slice(0, 900) };
       }
       try {
-        const row = await tasks.create(parsed.definition, parsed.enabled);
+        const row = await tasks.create(secrets.forStorage(parsed.definition), parsed.enabled);
         return { ok: true, taskId: row.task_id };
       } catch (err) {
         // Another attempt of the same activity got there first.

@@ -13,6 +13,7 @@ import { SessionClient } from '../clients/sessions';
 import { TaskClient } from '../clients/tasks';
 import { TaskStore } from '../lib/store/tasks';
 import { followUpCreator } from './follow-ups';
+import { TaskSecrets } from '../lib/task-secrets';
 import { taskRunQueues } from '../lib/config';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 
@@ -36,6 +37,8 @@ export interface TimekeeperWorkerOptions {
     /** OUTBOUND_ECHO_BODIES: run reasons may quote a non-2xx answer's body. Default false. */
     outboundEchoBodies?: boolean;
     secret?: (name: string) => string | undefined;
+    /** Opens the HMAC secrets stored definitions carry, seals those of follow-ups (the API's key: lib/secrets-key.ts). Default: a key of this process's own. */
+    secrets?: TaskSecrets;
     /** AGENT_SECRETS: the secret names follow-up tasks may give (the API's rule). Default none. */
     agentSecrets?: readonly string[];
     /** The API's base URL as agents reach it (PUBLIC_URL), for results reported later. */
@@ -68,16 +71,18 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   const sessions = new SessionClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, ...s });
   const queues = opts.tasks?.queues ?? taskRunQueues({ taskQueue: opts.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
   // Follow-up tasks (next_action) are created as the API creates tasks: validated, stored, their scheduler started.
+  const secrets = opts.tasks?.secrets ?? TaskSecrets.ephemeral();
   const followUps = followUpCreator(new TaskClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, runQueues: queues }), new TaskStore(opts.pool), {
     outboundAllowHosts: opts.tasks?.outboundAllowHosts ?? [],
     agentSecrets: opts.tasks?.agentSecrets ?? [],
-  });
+  }, secrets);
   const activities = createActivities({
     pool: opts.pool,
     sessions,
     wake: opts.wake,
     outboundAllowHosts: opts.tasks?.outboundAllowHosts,
     outboundEchoBodies: opts.tasks?.outboundEchoBodies,
+    secrets,
     secret: opts.tasks?.secret,
     publicUrl: opts.tasks?.publicUrl,
     artifactsDir: opts.tasks?.artifactsDir,

@@ -46,6 +46,10 @@ const httpUrl = z
       return false;
     }
   }, 'must be an http(s) URL');
+/** An HMAC secret: write-only (sealed when stored, never returned: reads show `secret_set: true`). */
+const hmacSecret = plainText(500)
+  .min(8, 'must be at least 8 characters')
+  .describe('HMAC-SHA256 key for X-Timekeeper-Signature; write-only: never returned (reads show "secret_set": true), stored sealed; a PATCH that omits it keeps it');
 const isoInstant = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time with a zone (Z or ±hh:mm)' });
 const timezone = z
   .string()
@@ -97,7 +101,7 @@ const WebhookAgentSchema = z.strictObject({
   url: httpUrl,
   persona: plainText(LIMITS.personaMaxChars).optional(),
   prompt_template: template,
-  secret: z.string().min(8).max(500).optional(),
+  secret: hmacSecret.optional(),
 });
 const OpenClawAgentSchema = z.strictObject({
   type: z.literal('openclaw'),
@@ -129,7 +133,7 @@ const WebhookDeliverySchema = z.strictObject({
   type: z.literal('webhook'),
   url: httpUrl,
   format: z.enum(['json', 'markdown']).default('json'),
-  secret: z.string().min(8).max(500).optional(),
+  secret: hmacSecret.optional(),
 });
 const SessionDeliverySchema = z.strictObject({ type: z.literal('session'), session_id: z.string().regex(SESSION_ID_RE, SESSION_ID_RULE) });
 const FileDeliverySchema = z.strictObject({
@@ -216,7 +220,7 @@ const fields = {
   session_id: z.string().regex(SESSION_ID_RE, SESSION_ID_RULE),
   memory_runs: z.number().int().min(0).max(LIMITS.taskMemoryRunsMax),
   auto_disable_after: z.number().int().min(1).max(1000),
-  alert: z.strictObject({ url: httpUrl, secret: z.string().min(8).max(500).optional() }),
+  alert: z.strictObject({ url: httpUrl, secret: hmacSecret.optional() }),
   enabled: z.boolean(),
   tags: z.array(plainText(64)).max(LIMITS.taskTagsMax),
   lang: z.enum(['en', 'zh']),

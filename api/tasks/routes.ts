@@ -7,6 +7,7 @@ import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../..
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { TaskResultStore } from '../../lib/store/task-results';
 import type { TaskPolicy } from '../../lib/task-policy';
+import { shownDefinition, withoutSecrets, type TaskSecrets } from '../../lib/task-secrets';
 import type { KeyStore } from '../auth';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
@@ -38,11 +39,13 @@ export interface TaskDeps {
   policy: TaskPolicy;
   /** Operator defaults a definition is completed with (TASK_DEFAULT_AGENT). */
   defaults?: DefinitionDefaults;
+  /** Seals the HMAC secrets a definition carries before it is stored (lib/task-secrets.ts). */
+  secrets: TaskSecrets;
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export function taskRouter({ tasks, store, results, keys, policy, defaults = {} }: TaskDeps): Router {
+export function taskRouter({ tasks, store, results, keys, policy, secrets, defaults = {} }: TaskDeps): Router {
   const r = Router();
   const agentProblem = defaults.agent && defaultAgentProblem(defaults.agent);
   if (agentProblem) throw new Error(`TASK_DEFAULT_AGENT is not an agent a task could use: ${agentProblem}`);
@@ -73,7 +76,7 @@ export function taskRouter({ tasks, store, results, keys, policy, defaults = {} 
       enabled: t.enabled,
       deleted: t.deleted,
       version: t.version,
-      definition: t.definition as unknown as Record<string, unknown>,
+      definition: shownDefinition(t.definition),
       trigger_text: describeTrigger(t.definition.trigger),
       last_run: t.last_run
         ? { run_id: t.last_run.run_id, status: t.last_run.status, scheduled_at: t.last_run.nominal_at.toISOString(), started_at: iso(t.last_run.started_at), finished_at: iso(t.last_run.finished_at) }
@@ -138,7 +141,7 @@ export function taskRouter({ tasks, store, results, keys, policy, defaults = {} 
 
   route(r, keys, createTask, async (req, res) => {
     const { definition, enabled, warnings } = definitionOf(jsonBody(req), Date.now(), policy, {}, defaults);
-    const t = await tasks.create(definition, enabled);
+    const t = await tasks.create(secrets.forStorage(definition), enabled);
     res.status(201).location(`/v1/tasks/${encodeURIComponent(t.task_id)}`).json(warned(created(t), warnings));
   });
 
@@ -160,7 +163,8 @@ export function taskRouter({ tasks, store, results, keys, policy, defaults = {} 
     const patch = parse(patchTask.body, jsonBody(req)) as Record<string, unknown>;
     // The raw body, so the merged definition is validated exactly as a create would be.
     const raw = jsonBody(req) as Record<string, unknown>;
-    const { parent_run_id, ...stored } = current.definition;
+    // Stored secrets stay out of the merge: only the request's own are sealed; omitted ones are kept.
+    const { parent_run_id, ...stored } = withoutSecrets(current.definition);
     const merged: Record<string, unknown> = { ...stored, enabled: current.enabled };
     for (const k of Object.keys(patch)) {
       if (raw[k] === null) delete merged[k];
@@ -168,7 +172,7 @@ export function taskRouter({ tasks, store, results, keys, policy, defaults = {} 
     }
     merged.task_id = current.task_id;
     const { definition, enabled, warnings } = definitionOf(merged, Date.now(), policy, { parent_run_id }, defaults);
-    res.json(warned(await detail(await tasks.update(current, definition, enabled)), warnings));
+    res.json(warned(await detail(await tasks.update(current, secrets.forStorage(definition, current.definition), enabled)), warnings));
   });
 
   route(r, keys, deleteTask, async (req, res) => {

@@ -4,6 +4,7 @@
  * (and what it refuses), the `table` delivery once per run, the built-in `digest` task over
  * the needs-attention queue, and next_action follow-up tasks linked to their parent run.
  */
+import { taskSecretsOf } from '../../lib/secrets-key';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -221,7 +222,7 @@ test('a next_action follow_up creates exactly one task linked to its parent run,
   expect(second.received).toHaveLength(1);
 
   // The creator again for the same parent run (a retried activity): the same task, not a second one.
-  const creator = followUpCreator(new TaskClient({ client: sys.client, pool: sys.pool, taskQueue: sys.config.taskQueue, runQueues: taskRunQueues(sys.config) }), new TaskStore(sys.pool), { outboundAllowHosts: sys.config.outboundAllowHosts, agentSecrets: sys.config.agentSecrets });
+  const creator = followUpCreator(new TaskClient({ client: sys.client, pool: sys.pool, taskQueue: sys.config.taskQueue, runQueues: taskRunQueues(sys.config) }), new TaskStore(sys.pool), { outboundAllowHosts: sys.config.outboundAllowHosts, agentSecrets: sys.config.agentSecrets }, taskSecretsOf(sys.config));
   const action = parent.result!.next_action as never;
   const again = await creator.create({ parentRunId: parent.run_id, parentTaskId: id, finishedMs: Date.parse(parent.finished_at!), action });
   expect(again).toEqual({ ok: true, taskId: childId });

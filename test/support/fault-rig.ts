@@ -6,6 +6,7 @@
  * `npm run api` runs it, killable) on a fixed port. Nothing here touches the machine's own
  * services.
  */
+import { randomBytes } from 'node:crypto';
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -112,7 +113,10 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
   }
 
   const taskQueue = `faults-${process.pid}-${Date.now()}`;
-  const config: Config = { ...loadConfig(process.env), temporalAddress, databaseUrl: dbUrl, appDatabaseUrl: dbUrl, taskQueue, ...opts.config };
+  // The API refuses task URLs its worker may not reach, so it gets the worker's allow list; one sealing key for API and worker (no key file).
+  const outboundAllow = opts.workerEnv?.OUTBOUND_ALLOW ?? '';
+  const secretsKey = randomBytes(32).toString('base64');
+  const config: Config = { ...loadConfig(process.env), temporalAddress, databaseUrl: dbUrl, appDatabaseUrl: dbUrl, taskQueue, outboundAllowHosts: outboundAllow.split(',').filter(Boolean), secretsKey, ...opts.config };
   // The superuser URL: these tests are about connections and processes, not roles.
   const pool = createPool(dbUrl, { connectionTimeoutMillis: 2000 });
   const connection = await NativeConnection.connect({ address: temporalAddress });
@@ -134,6 +138,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
     [TEST_ENV.ownerUrl]: dbUrl,
     [TEST_ENV.appUrl]: dbUrl,
     [TEST_ENV.workflowBundle]: bundle,
+    SECRETS_KEY: config.secretsKey ?? secretsKey,
     ...opts.workerEnv,
   };
 
@@ -154,6 +159,8 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
     TIMEKEEPER_API_KEYS_FILE: '',
     LOG_LEVEL: 'warn',
     TEMPORAL_LOG_LEVEL: 'ERROR',
+    OUTBOUND_ALLOW_HOSTS: config.outboundAllowHosts.join(','),
+    SECRETS_KEY: config.secretsKey ?? secretsKey,
     ...opts.apiEnv,
   };
 

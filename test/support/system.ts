@@ -2,6 +2,7 @@
  * A whole Timekeeper for one test file: a worker on its own task queue, the API on a free
  * port, both against the real Temporal server and PostgreSQL started by global-setup.
  */
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Client } from '@temporalio/client';
@@ -12,6 +13,7 @@ import { Problem, TimekeeperApiError, TimekeeperClient } from '../../api/client'
 import { loadKeyStore } from '../../api/auth';
 import { Config, loadConfig, readSecret, taskRunQueues } from '../../lib/config';
 import { createPool } from '../../lib/db';
+import { taskSecretsOf } from '../../lib/secrets-key';
 import { configureLogger } from '../../lib/log';
 import type { DestinationStream } from 'pino';
 import { ensureSearchAttributes } from '../../lib/temporal';
@@ -79,6 +81,8 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
     appDatabaseUrl: env.appUrl,
     taskQueue,
     agentSecrets: Object.keys(opts.secrets ?? {}),
+    // One key for this system's API and worker, kept in memory (no key file under ./data).
+    secretsKey: randomBytes(32).toString('base64'),
     ...opts.config,
   };
   const pool = createPool(env.appUrl);
@@ -113,7 +117,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         sessions: config,
         workflowBundle: { codePath: env.workflowBundle },
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
-        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, outboundEchoBodies: config.outboundEchoBodies, secret: (name) => readSecret(name, config.agentSecrets, opts.secrets ?? {}), agentSecrets: config.agentSecrets, publicUrl: config.publicUrl, artifactsDir: config.artifactsDir },
+        tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, outboundEchoBodies: config.outboundEchoBodies, secret: (name) => readSecret(name, config.agentSecrets, opts.secrets ?? {}), agentSecrets: config.agentSecrets, secrets: taskSecretsOf(config), publicUrl: config.publicUrl, artifactsDir: config.artifactsDir },
       });
       running = worker.run();
       sys.worker = worker;

@@ -1,10 +1,12 @@
 /**
  * A worker in its own process, so a test can kill it with SIGKILL mid-append.
  * Env: TK_TEST_TEMPORAL_ADDRESS, TK_TEST_APP_URL, TK_TEST_WORKFLOW_BUNDLE, TASK_QUEUE, and
- * OUTBOUND_ALLOW (hosts task requests may reach, comma-separated).
+ * OUTBOUND_ALLOW (hosts task requests may reach, comma-separated), SECRETS_KEY (the API's sealing key, if it shares one).
  */
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createPool } from '../../lib/db';
+import { parseSecretsKey } from '../../lib/secrets-key';
+import { TaskSecrets } from '../../lib/task-secrets';
 import { createTimekeeperWorker } from '../../worker/worker';
 import { testEnv } from './system';
 
@@ -19,7 +21,7 @@ async function main(): Promise<void> {
     taskQueue: process.env.TASK_QUEUE!,
     pool,
     workflowBundle: { codePath: env.workflowBundle },
-    tasks: { outboundAllowHosts: (process.env.OUTBOUND_ALLOW ?? '').split(',').filter(Boolean) },
+    tasks: { outboundAllowHosts: (process.env.OUTBOUND_ALLOW ?? '').split(',').filter(Boolean), secrets: process.env.SECRETS_KEY ? new TaskSecrets(parseSecretsKey(process.env.SECRETS_KEY)) : undefined },
   });
   const running = worker.run();
   process.stdout.write('worker ready\n');

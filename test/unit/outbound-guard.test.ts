@@ -94,3 +94,32 @@ test('a refused address names itself, what it carries and its range', async () =
   await expect(outboundRequest(`http://[::ffff:127.0.0.1]:${victim.port}/`, { allowHosts: [] })).rejects.toThrow('::ffff:7f00:1 (carrying 127.0.0.1) is a private or local address (loopback)');
   await expect(outboundRequest(`http://localhost:${victim.port}/`, { allowHosts: [] })).rejects.toThrow(/^localhost resolves to (127\.0\.0\.1|::1), a private or local address \(loopback\)/);
 });
+
+test('a bearer token follows a redirect within the origin, never to another one', async () => {
+  const seen: (string | undefined)[] = [];
+  const other = await listen('127.0.0.3', (req, res) => {
+    seen.push(req.headers.authorization);
+    res.end('{}');
+  });
+  try {
+    const allowHosts = ['127.0.0.2', '127.0.0.3'];
+    const headers = { authorization: 'Bearer gateway-token', 'content-type': 'application/json' };
+    redirectTo = `http://127.0.0.3:${other.port}/elsewhere`;
+    await outboundRequest(`http://127.0.0.2:${redirector.port}/start`, { method: 'POST', body: '{}', headers, allowHosts });
+    expect(seen).toEqual([undefined]);
+    // Within the origin the token stays: the redirector sends itself to /final, answered by the same server.
+    const same = await listen('127.0.0.3', (req, res) => {
+      if (req.url === '/start') {
+        res.writeHead(307, { location: '/final' });
+        return res.end();
+      }
+      seen.push(req.headers.authorization);
+      res.end('{}');
+    });
+    await outboundRequest(`http://127.0.0.3:${same.port}/start`, { method: 'POST', body: '{}', headers, allowHosts });
+    await same.close();
+    expect(seen).toEqual([undefined, 'Bearer gateway-token']);
+  } finally {
+    await other.close();
+  }
+});

@@ -11,13 +11,15 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
-import { canonicalize } from '../lib/domain/canonical-json';
+import { CanonicalJsonError, canonicalize } from '../lib/domain/canonical-json';
 import { DomainError, ErrorCode, type ErrorDetail } from '../lib/domain/errors';
 import {
   Actor,
   headerContent,
+  headerProblem,
   intentErrors,
   transitionProblem,
+  transitionRequestProblem,
   type IntentHeader,
   type JsonObject,
   type StoredTransition,
@@ -67,6 +69,26 @@ export interface IntentActivityDeps {
 
 const refused = (e: DomainError): TransitionOutcome => ({ ok: false, error: e.toDetail() });
 
+/** `$.content.intent.tags[1]` (where canonical JSON failed) → `tags.1`, the request field it came from. */
+export function requestFieldOf(canonicalPath: string): string {
+  const dotted = canonicalPath
+    .replace(/\[(\d+)\]/g, '.$1')
+    .replace(/\[("(?:[^"\\]|\\.)*")\]/g, (_m, k: string) => `.${JSON.parse(k) as string}`)
+    .replace(/^\$\.?/, '');
+  return dotted.replace(/^content\.(intent\.)?/, '') || 'body';
+}
+
+/**
+ * A failure that no retry can change, as the non-retryable failure the workflow answers its
+ * caller with (400 naming the field): the value cannot be canonicalised (so not hashed), or a
+ * rule refused it. Today's poison pill was this error retried every ~10 s, forever.
+ */
+export function deterministicFailure(err: unknown): ApplicationFailure | undefined {
+  if (err instanceof CanonicalJsonError) return DomainError.validation(requestFieldOf(err.path), `cannot be stored: ${err.message}`).toFailure();
+  if (err instanceof DomainError) return err.toFailure();
+  return undefined;
+}
+
 /** Lowercase hex SHA-256 of the data's canonical JSON: the session link names the data without copying it. */
 export const dataDigest = (data: JsonObject): string => createHash('sha256').update(canonicalize(data), 'utf8').digest('hex');
 
@@ -94,12 +116,15 @@ export function createIntentActivities(deps: IntentActivityDeps) {
       }
       return out;
     } catch (err) {
-      throw failureFromDatabase(err, 'intent') ?? err;
+      throw failureFromDatabase(err, 'intent') ?? deterministicFailure(err) ?? err;
     }
   }
 
   function write(input: RecordTransitionInput): Promise<TransitionOutcome> {
     const { eventId, transition: req } = input;
+    // Checked again here, below every gate: a caller that skipped them gets a refusal, never a retry loop.
+    const unstorable = transitionRequestProblem(req) ?? (input.create ? headerProblem(input.create) : null);
+    if (unstorable) return Promise.resolve(refused(unstorable));
     const key = input.create?.dedupe_key;
     return store.write({ eventId, transitionId: req.transitionId, dedupeKey: key }, async (tx, { prior, head, nowMs, headerExists, dedupeHolders }) => {
       // An earlier attempt of this very request (activity retry, or a client retry through a new run).

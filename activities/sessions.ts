@@ -18,6 +18,7 @@ import {
   sessionErrors,
 } from '../lib/domain/sessions';
 import type { JsonValue } from '../lib/domain/canonical-json';
+import { isUnstorableValue } from '../lib/db';
 import { computeEventHash } from '../lib/hash-chain';
 import { logFor } from '../lib/log';
 import { metrics, secondsSince } from '../lib/metrics';
@@ -68,6 +69,8 @@ export function failureFromDatabase(err: unknown, what = 'timeline'): Applicatio
   if (isConflict(e)) {
     return new DomainError(ErrorCode.ConcurrencyConflict, `another writer changed this ${what} at the same time; nothing was stored: ${msg}`).toFailure();
   }
+  // A value PostgreSQL cannot hold (U+0000 in jsonb, a byte sequence not in UTF-8): the request's fault, 400, never retried.
+  if (isUnstorableValue(err)) return new DomainError(ErrorCode.Validation, `nothing was stored: the database cannot hold a value of the request: ${msg}`).toFailure();
   if (PERMANENT_SQLSTATE.test(code)) return new DomainError(ErrorCode.WriteFailed, `nothing was stored: the database refused the write: ${msg}`).toFailure();
   return undefined;
 }

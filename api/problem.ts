@@ -7,7 +7,7 @@
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { logFor } from '../lib/log';
 import { ZodError } from 'zod';
-import { isConnectionError } from '../lib/db';
+import { isConnectionError, isUnstorableValue } from '../lib/db';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { LIMITS } from '../lib/domain/limits';
 
@@ -163,6 +163,10 @@ function toDomainError(err: unknown, req: Request): DomainError {
   // The router could not percent-decode a path parameter.
   if (err instanceof URIError) return DomainError.validation('path', 'is not valid percent-encoding').withMessage(e.message ?? 'bad path');
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return DomainError.validation('body', e.message ?? 'bad request').withMessage(e.message ?? 'bad request');
+  // A direct store write (tasks, signals) with a value PostgreSQL cannot hold: the request's fault.
+  if (isUnstorableValue(err)) {
+    return DomainError.validation('body', `holds a value the database cannot store: ${e.message ?? ''}`.trimEnd());
+  }
   if (isConnectionError(err)) return new DomainError(ErrorCode.Unavailable, 'the event database is not reachable; retry shortly');
   logFor(req.res?.locals.requestId as string | undefined).error({ err, method: req.method, path: req.path }, 'unexpected error');
   return new DomainError(ErrorCode.Internal, 'unexpected error; see the server log');

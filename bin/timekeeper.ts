@@ -1,7 +1,8 @@
 /**
  * The `timekeeper` command: the jobs people do in a terminal, all through the typed HTTP
  * client (api/client.ts) against TIMEKEEPER_URL with TIMEKEEPER_API_KEY (lib/config.ts
- * clientSettings). `--json` on any command prints machine-readable output; `--help` on any
+ * clientSettings), except `intents repair`, an operator's command that talks to Temporal and
+ * PostgreSQL as the worker does (it ends workflow runs, which no API key may do). `--json` on any command prints machine-readable output; `--help` on any
  * command explains it. Exit codes: 0 ok, 1 a refusal or a broken chain, 2 the server
  * cannot be reached or the input cannot be read.
  */
@@ -10,7 +11,11 @@ import { Command, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import YAML from 'yaml';
 import { TimekeeperApiError, TimekeeperClient } from '../api/client';
-import { clientSettings } from '../lib/config';
+import { Client, Connection } from '@temporalio/client';
+import { IntentClient } from '../clients/intents';
+import { clientSettings, loadConfig } from '../lib/config';
+import { createPool } from '../lib/db';
+import { LIMITS } from '../lib/domain/limits';
 import { verifyChain, type ChainEvent } from '../lib/hash-chain';
 
 class CliError extends Error {
@@ -245,9 +250,9 @@ program
 
 // ---- intents -----------------------------------------------------------------------------
 
-program
+const intentsCmd = program
   .command('intents')
-  .description('list intents, pending (requested, in-progress) first, then the others newest first')
+  .description('list intents, pending (requested, in-progress) first, then the others newest first (intents repair: see its --help)')
   .option('--domain <domain>', 'only this domain')
   .addOption(new Option('--status <status>', 'only this state').choices(['requested', 'in-progress', 'done', 'blocked']))
   .option('--limit <n>', 'at most this many non-pending intents', '50')
@@ -261,6 +266,33 @@ program
     out(`${pending.length} pending`);
     if (all.length === 0) return;
     table([['EVENT', 'STATUS', 'DOMAIN', 'ACTION', 'NOTE'], ...all.map((i) => [i.event_id, i.status, i.domain, i.action, i.note ?? ''])]);
+  });
+
+intentsCmd
+  .command('repair')
+  .description(
+    'end intent workflow runs stuck in one write for over --stuck-for seconds (the poison pill of versions before the input gate: ' +
+      'every PATCH of such an intent timed out), then restart every open intent without a running workflow from its stored head. ' +
+      'An operator command: it talks to Temporal and PostgreSQL directly, with the configuration the worker uses ' +
+      '(TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE, APP_DATABASE_URL or DATABASE_URL)',
+  )
+  .option('--stuck-for <s>', 'seconds one workflow task must have been open', String(LIMITS.intentWedgedAfterS))
+  .action(async (o: { stuckFor: string }, cmd: Command) => {
+    const stuckForS = Number(o.stuckFor);
+    if (!(stuckForS > 0)) throw new CliError(`--stuck-for must be a positive number of seconds, not ${o.stuckFor}`);
+    const config = loadConfig(process.env);
+    const connection = await Connection.connect({ address: config.temporalAddress });
+    const pool = createPool(config.appDatabaseUrl);
+    try {
+      const intents = IntentClient.fromConfig(new Client({ connection, namespace: config.temporalNamespace }), pool, config);
+      const r = await intents.repairWedged({ stuckForS });
+      if (globals(cmd).json) return printJson(r);
+      out(`${r.terminated.length} stuck run(s) ended${r.terminated.length ? `: ${r.terminated.join(', ')}` : ''}`);
+      out(`${r.restarted.length} open intent(s) restarted from their stored heads${r.restarted.length ? `: ${r.restarted.join(', ')}` : ''}`);
+    } finally {
+      await pool.end();
+      await connection.close();
+    }
   });
 
 // ---- tasks -------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { currentRequestId } from '../lib/log';
 import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowStartOptions } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import { tsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
 import type { Pool } from 'pg';
 import type { Config } from '../lib/config';
 import { isConnectionError } from '../lib/db';
@@ -26,6 +28,7 @@ import {
   IntentStatus,
   blockedInfo,
   headerContent,
+  headerProblem,
   intentErrors,
   intentWorkflowId,
   transitionProblem,
@@ -149,6 +152,8 @@ export class IntentClient {
       dedupe_key: input.dedupeKey ?? null,
       ttl_s: this.ttlFor(input.domain, input.ttlS),
     };
+    const unstorable = headerProblem(header);
+    if (unstorable) throw unstorable;
     // Fast refusals before a workflow is started; the writer checks all of them again under its locks.
     const stored = await beforeSending(this.store.transitionAt(input.eventId, 'creation'));
     if (stored) return { transition: sameCreate(stored, header, req), deduplicated: true };
@@ -293,6 +298,30 @@ export class IntentClient {
     return restarted;
   }
 
+  /**
+   * Repairs intents wedged by a poison pill (code before the input gate retried an unstorable
+   * transition forever, holding the workflow's writer: its create answered 503 and kept the id,
+   * or every later PATCH answered 503). A run is wedged when an update it accepted (a create or a
+   * transition) has had no answer for over `stuckForS` seconds: a healthy write answers in
+   * milliseconds. Such a run is terminated; nothing is lost, since the write it was stuck on was
+   * never stored. Then reconcileOpen starts a run from the stored head of every open intent (a
+   * wedged create has none: its id is free again). Not meant for a database outage, when writes
+   * wait on purpose. Returns the event ids of the runs it ended and of those it restarted.
+   */
+  async repairWedged(opts: { stuckForS?: number } = {}): Promise<{ terminated: string[]; restarted: string[] }> {
+    const stuckMs = (opts.stuckForS ?? LIMITS.intentWedgedAfterS) * 1000;
+    const terminated: string[] = [];
+    const query = `WorkflowType = '${intentWorkflow.name}' AND ExecutionStatus = 'Running' AND TaskQueue = '${this.opts.taskQueue}'`;
+    for await (const wf of this.opts.client.workflow.list({ query })) {
+      const handle = this.opts.client.workflow.getHandle(wf.workflowId, wf.runId);
+      const since = oldestUnansweredUpdateMs(await handle.fetchHistory());
+      if (since === undefined || Date.now() - since < stuckMs) continue;
+      await handle.terminate(`timekeeper intents repair: an update had no answer for over ${stuckMs / 1000} s (a write retried forever)`);
+      terminated.push(wf.workflowId.slice(intentWorkflowId('').length));
+    }
+    return { terminated, restarted: await this.reconcileOpen() };
+  }
+
   /** Starts a run from the stored head when the intent's workflow is not running; whether it did. */
   private async restartIfGone(listed: IntentRow): Promise<boolean> {
     const handle = this.opts.client.workflow.getHandle(intentWorkflowId(listed.event_id));
@@ -430,6 +459,18 @@ const keyReused = (eventId: string, t: StoredTransition) =>
     [{ field: 'idempotency-key', reason: 'already used with a different body' }],
     { event_id: eventId, seq: t.seq },
   );
+
+/** When the oldest update the run accepted and has not answered was accepted (epoch ms), if there is one. */
+function oldestUnansweredUpdateMs(history: temporal.api.history.v1.IHistory): number | undefined {
+  const open = new Map<string, number>();
+  for (const e of history.events ?? []) {
+    const accepted = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId;
+    if (accepted && e.eventTime) open.set(accepted, tsToMs(e.eventTime));
+    const completed = e.workflowExecutionUpdateCompletedEventAttributes?.meta?.updateId;
+    if (completed) open.delete(completed);
+  }
+  return open.size ? Math.min(...open.values()) : undefined;
+}
 
 function searchAttributes(h: IntentHeader, status: IntentStatus): TypedSearchAttributes {
   return new TypedSearchAttributes([

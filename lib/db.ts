@@ -79,6 +79,15 @@ export async function inTransaction<T>(
   }
 }
 
+/**
+ * PostgreSQL refused a value of the request itself (untranslatable_character 22P05: U+0000 in
+ * jsonb; character_not_in_repertoire 22021: bytes that are not UTF-8): no retry can store it.
+ */
+export function isUnstorableValue(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '22P05' || code === '22021';
+}
+
 /** Connection-level failures (the server went away), as opposed to a refused statement. */
 export function isConnectionError(err: unknown): boolean {
   const e = err as { code?: string; message?: string };

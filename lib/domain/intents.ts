@@ -7,6 +7,7 @@
 import { canonicalize, type JsonValue } from './canonical-json';
 import { DomainError, ErrorCode } from './errors';
 import { LIMITS } from './limits';
+import { hostileTextProblem } from './input-gate';
 import { containsNul, utf8Length } from './sessions';
 
 export type JsonObject = { [k: string]: JsonValue };
@@ -120,9 +121,11 @@ export interface TransitionRequest {
 /** Checks a transition's own fields (not its legality from a state). */
 export function transitionRequestProblem(req: TransitionRequest): DomainError | null {
   if (!isIntentStatus(req.to)) return DomainError.validation('status', `must be one of ${INTENT_STATUSES.join(', ')}`);
-  if (req.note !== undefined && (typeof req.note !== 'string' || req.note.length > LIMITS.intentNoteMaxChars || containsNul(req.note))) {
-    return DomainError.validation('note', `must be a string of at most ${LIMITS.intentNoteMaxChars} characters, without U+0000`);
+  if (req.note !== undefined && (typeof req.note !== 'string' || req.note.length > LIMITS.intentNoteMaxChars)) {
+    return DomainError.validation('note', `must be a string of at most ${LIMITS.intentNoteMaxChars} characters`);
   }
+  const hostile = hostileTextProblem({ note: req.note, data: req.data });
+  if (hostile) return DomainError.validation(hostile.field, hostile.reason);
   const p = dataProblem(req.data);
   if (p) return p;
   return req.to === IntentStatus.Blocked ? blockedProblem(req.data) : null;
@@ -152,6 +155,12 @@ export interface IntentHeader {
   dedupe_key: string | null;
   /** The time-to-live in force (the request's, the domain's or the global default). */
   ttl_s: number;
+}
+
+/** The text rules for a header (it is hashed with the first transition): a buggy caller of IntentClient is refused, not retried. */
+export function headerProblem(h: IntentHeader): DomainError | null {
+  const hostile = hostileTextProblem({ event_id: h.event_id, domain: h.domain, action: h.action, tags: h.tags, session_id: h.session_id, dedupe_key: h.dedupe_key });
+  return hostile ? DomainError.validation(hostile.field, hostile.reason) : null;
 }
 
 /** The header as the first transition's content records it (the event id is the chain's own). */

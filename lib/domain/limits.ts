@@ -137,6 +137,8 @@ export const LIMITS = {
   intentTagsMax: 32,
   intentTagMaxChars: 64,
   intentNoteMaxChars: 4_000,
+  /** `timekeeper intents repair`: a run whose one workflow task has been open this long is stuck in a write (a healthy one takes ms). */
+  intentWedgedAfterS: 60,
   /**
    * An intent's data is what a recovering agent needs to redo the work, not the work itself
    * (the OML article: put large payloads in ARTIFACTS and store the path); 64 KiB of canonical JSON.

@@ -1,8 +1,10 @@
 /** The input gate's pieces: the text rules, the UTF-8 check, the duplicate-name scan, the zod messages. */
 import { z } from 'zod';
+import { deterministicFailure, requestFieldOf } from '../../activities/intents';
 import '../../api/contract'; // installs the one zod error map
 import { parseJsonBytes, parseJsonText, scanJson, utf8ErrorOffset } from '../../api/input-gate';
 import { fromZod } from '../../api/problem';
+import { CanonicalJsonError } from '../../lib/domain/canonical-json';
 import { DomainError } from '../../lib/domain/errors';
 import { hostileTextProblem, textRuleBroken } from '../../lib/domain/input-gate';
 
@@ -113,5 +115,25 @@ describe('messages state the rule', () => {
     ['a pattern', z.string().regex(/^x+$/), 'y', 'must match the pattern /^x+$/'],
   ])('%s', (_name, schema, value, message) => {
     expect(reason(schema, value)).toBe(message);
+  });
+});
+
+describe('a canonicalisation failure names the request field', () => {
+  test.each([
+    ['$.content.note', 'note'],
+    ['$.content.intent.action', 'action'],
+    ['$.content.intent.tags[1]', 'tags.1'],
+    ['$.content.data.a["odd key"][0]', 'data.a.odd key.0'],
+    ['$', 'body'],
+  ])('%s → %s', (path, field) => {
+    expect(requestFieldOf(path)).toBe(field);
+  });
+
+  test('CanonicalJsonError and DomainError are non-retryable; anything else is left to retry', () => {
+    const f = deterministicFailure(new CanonicalJsonError('string has a lone surrogate \\udc00 at index 0', '$.content.note'));
+    expect(f?.nonRetryable).toBe(true);
+    expect(DomainError.fromFailure(f)?.errors[0]).toEqual({ field: 'note', reason: expect.stringMatching(/^cannot be stored: string has a lone surrogate/) });
+    expect(deterministicFailure(DomainError.validation('x', 'bad'))?.nonRetryable).toBe(true);
+    expect(deterministicFailure(new Error('connection reset'))).toBeUndefined();
   });
 });

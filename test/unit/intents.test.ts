@@ -58,7 +58,7 @@ describe('transition requests', () => {
     ['blocked', { error: 'e', next_step: 'n', retry: 'true' }, undefined, 'data.retry'],
     ['blocked', { error: 'e', next_step: 'n', retry_after: '2023-10-27 12:05' }, undefined, 'data.retry_after'],
     ['blocked', { error: 'e', next_step: 'n', retry_after: '2023-10-27T12:05:00' }, undefined, 'data.retry_after'],
-    ['done', { bad: 'a\u0000b' }, undefined, 'data'],
+    ['done', { bad: 'a\u0000b' }, undefined, 'data.bad'],
     ['done', {}, 'x'.repeat(4001), 'note'],
     ['done', {}, 'a\u0000', 'note'],
   ])('%s %j note %j → refused naming %s', (to, data, note, field) => {

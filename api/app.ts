@@ -28,11 +28,11 @@ import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
 import { signalRouter } from './signals/routes';
 import { taskRouter } from './tasks/routes';
-import { health, openapi, readiness } from './system/contract';
+import { health, openapi, readiness as readinessRoute } from './system/contract';
 import { docsRouter } from './system/docs';
 import { httpMetrics, metricsRouter } from './system/metrics';
 import { requestContext, requestId } from './request-log';
-import { readinessChecks } from './system/readiness';
+import { readiness } from './system/readiness';
 
 export interface AppDeps {
   client: Client;
@@ -72,10 +72,9 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   route(app, keys, health, (_req, res) => {
     res.json({ status: 'ok' });
   });
-  route(app, keys, readiness, async (_req, res) => {
-    const checks = await readinessChecks({ client, pool, taskQueue: config.taskQueue, namespace: config.temporalNamespace });
-    const ready = Object.values(checks).every((v) => v === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  route(app, keys, readinessRoute, async (_req, res) => {
+    const r = await readiness({ client, pool, taskQueue: config.taskQueue, namespace: config.temporalNamespace });
+    res.status(r.ready ? 200 : 503).json({ status: r.ready ? 'ready' : 'not ready', checks: r.checks, timed_out: r.timedOut });
   });
   route(app, keys, openapi, (_req, res) => {
     res.json(openApiDocument());

@@ -196,6 +196,14 @@ export const LIMITS = {
   workerMaxConcurrentLocalActivities: 100,
   /** /readyz counts a worker as present when it polled the task queue this recently (an idle long poll lasts up to about a minute). */
   workerPollerFreshMs: 120_000,
+  /** Each worker process writes its heartbeat row (worker_heartbeats, schema/013) this often while its workers run... */
+  workerHeartbeatMs: 2_000,
+  /** ...and /readyz counts it as alive while its newest beat is this recent: a killed worker is noticed within this, under 10 s (issue 16). */
+  workerHeartbeatFreshMs: 6_000,
+  /** Heartbeat rows of workers gone this long are deleted by the next worker that starts. */
+  workerHeartbeatKeepMs: 86_400_000,
+  /** Each /readyz check's own deadline: the answer comes within about this whatever is down, and names the checks that timed out. */
+  readinessCheckMs: 800,
   /** `npm start` restarts a worker that stopped with an error after this long, doubling per failure... */
   workerRestartInitialMs: 1_000,
   /** ...up to this: a dependency that stays down is retried twice a minute, not in a tight loop. */

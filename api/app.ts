@@ -22,7 +22,8 @@ import { dashboardRouter } from './dashboard/router';
 import { verifyFormBody } from './http';
 import { openApiDocument } from './openapi';
 import { errorHandler, surface, type Surface } from './problem';
-import { route } from './router';
+import { authenticateFirst, route } from './router';
+import { routes } from './routes';
 import { createSession, seedInit } from './sessions/contract';
 import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
@@ -49,6 +50,9 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   app.set('query parser', 'simple');
   app.use(requestId());
   app.use(httpMetrics());
+  app.use('/api', surface('oml'));
+  // The key before the body: a request without a valid key for its route is refused unread.
+  app.use(authenticateFirst(keys, Object.values(routes)));
   // One bound for every write route of this process (sessions and intents alike).
   const admission = new Admission(config);
   app.use(refuseCreatesEarly(admission, keys));
@@ -57,7 +61,6 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   app.use(express.urlencoded({ limit, extended: false, verify: verifyFormBody }));
   app.use(requestContext());
 
-  app.use('/api', surface('oml'));
   // DB_READ_ONLY: every write is refused before it reaches a router; reads work.
   if (config.readOnly) {
     app.use((req, _res, next) => {

@@ -33,6 +33,7 @@ import { health, openapi, readiness as readinessRoute } from './system/contract'
 import { docsRouter } from './system/docs';
 import { httpMetrics, metricsRouter } from './system/metrics';
 import { requestContext, requestId } from './request-log';
+import { securityHeaders } from './security-headers';
 import { readiness } from './system/readiness';
 
 export interface AppDeps {
@@ -48,6 +49,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.use(securityHeaders());
   app.use(requestId());
   app.use(httpMetrics());
   app.use('/api', surface('oml'));

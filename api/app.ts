@@ -23,18 +23,21 @@ import { verifyFormBody } from './http';
 import { jsonBodyGate } from './input-gate';
 import { openApiDocument } from './openapi';
 import { errorHandler, surface, type Surface } from './problem';
-import { route } from './router';
+import { authenticateFirst, route } from './router';
+import { routes } from './routes';
 import { createSession, seedInit } from './sessions/contract';
 import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
 import { signalRouter } from './signals/routes';
 import { taskRouter } from './tasks/routes';
-import { health, openapi, readiness } from './system/contract';
+import { health, openapi, readiness as readinessRoute } from './system/contract';
 import { docsRouter } from './system/docs';
 import { httpMetrics, metricsRouter } from './system/metrics';
 import { requestContext, requestId } from './request-log';
 import { readinessChecks } from './system/readiness';
 import { taskSecretsOf } from '../lib/secrets-key';
+import { securityHeaders } from './security-headers';
+import { readiness } from './system/readiness';
 
 export interface AppDeps {
   client: Client;
@@ -49,8 +52,12 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.use(securityHeaders());
   app.use(requestId());
   app.use(httpMetrics());
+  app.use('/api', surface('oml'));
+  // The key before the body: a request without a valid key for its route is refused unread.
+  app.use(authenticateFirst(keys, Object.values(routes)));
   // One bound for every write route of this process (sessions and intents alike).
   const admission = new Admission(config);
   app.use(refuseCreatesEarly(admission, keys));
@@ -60,7 +67,6 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   app.use(express.urlencoded({ limit, extended: false, verify: verifyFormBody }));
   app.use(requestContext());
 
-  app.use('/api', surface('oml'));
   // DB_READ_ONLY: every write is refused before it reaches a router; reads work.
   if (config.readOnly) {
     app.use((req, _res, next) => {
@@ -75,10 +81,9 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   route(app, keys, health, (_req, res) => {
     res.json({ status: 'ok' });
   });
-  route(app, keys, readiness, async (_req, res) => {
-    const checks = await readinessChecks({ client, pool, taskQueue: config.taskQueue, namespace: config.temporalNamespace });
-    const ready = Object.values(checks).every((v) => v === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  route(app, keys, readinessRoute, async (_req, res) => {
+    const r = await readiness({ client, pool, taskQueue: config.taskQueue, namespace: config.temporalNamespace });
+    res.status(r.ready ? 200 : 503).json({ status: r.ready ? 'ready' : 'not ready', checks: r.checks, timed_out: r.timedOut });
   });
   route(app, keys, openapi, (_req, res) => {
     res.json(openApiDocument());

@@ -213,7 +213,7 @@ export async function run(opts: RunOptions): Promise<void> {
     if (opts.api) {
       await ensureSearchAttributes(connection, config.temporalNamespace);
       const app = createApp({ client, pool, config: { ...config, temporalUiUrl: temporal.uiUrl ?? config.temporalUiUrl }, keys, workerMetricsUrl });
-      const listeners = await listenApi(app, { host: config.host, port: config.port, omlPort: config.omlPort });
+      const listeners = await listenApi(app, { host: config.host, port: config.port, omlPort: config.omlPort, connectionsPerClient: config.connectionsPerClientMax });
       cleanups.push(() => listeners.close());
       log(`[api] Timekeeper API:  http://${config.host}:${listeners.port}  (${keys.open ? 'open: no API keys configured' : 'API keys required'})`);
       // The same routes on OML's port (3847 by default there), so an agent set up for OML needs no change.

@@ -62,6 +62,7 @@ const EnvSchema = z.object({
   [TUNABLE.writesInFlightMax.env]: tunable(TUNABLE.writesInFlightMax),
   [TUNABLE.createsInFlightMax.env]: tunable(TUNABLE.createsInFlightMax),
   [TUNABLE.sessionWritesInFlightMax.env]: tunable(TUNABLE.sessionWritesInFlightMax),
+  [TUNABLE.connectionsPerClientMax.env]: tunable(TUNABLE.connectionsPerClientMax),
   [TUNABLE.intentDefaultTtlS.env]: tunable(TUNABLE.intentDefaultTtlS),
   [TUNABLE.intentRetentionS.env]: tunable(TUNABLE.intentRetentionS),
   INTENT_DOMAIN_TTLS: optional.transform((raw, ctx) => {
@@ -151,6 +152,8 @@ export interface Config {
   writeTimeoutMs: number;
   /** See TUNABLE.writesInFlightMax. */
   writesInFlightMax: number;
+  /** See TUNABLE.connectionsPerClientMax. */
+  connectionsPerClientMax: number;
   /** See TUNABLE.createsInFlightMax. */
   createsInFlightMax: number;
   /** See TUNABLE.sessionWritesInFlightMax. */
@@ -297,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     writesInFlightMax: e[TUNABLE.writesInFlightMax.env],
     createsInFlightMax: e[TUNABLE.createsInFlightMax.env],
     sessionWritesInFlightMax: e[TUNABLE.sessionWritesInFlightMax.env],
+    connectionsPerClientMax: e[TUNABLE.connectionsPerClientMax.env],
     intentDefaultTtlS: e[TUNABLE.intentDefaultTtlS.env],
     intentDomainTtls: e.INTENT_DOMAIN_TTLS,
     intentRetentionS: e[TUNABLE.intentRetentionS.env],

@@ -14,6 +14,7 @@ import { TaskClient } from '../clients/tasks';
 import { TaskStore } from '../lib/store/tasks';
 import { followUpCreator } from './follow-ups';
 import { TaskSecrets } from '../lib/task-secrets';
+import { startHeartbeat } from './heartbeat';
 import { taskRunQueues } from '../lib/config';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 
@@ -111,7 +112,14 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   return {
     workers,
     run: async () => {
-      await Promise.all(workers.map((w) => w.run()));
+      const running = Promise.all(workers.map((w) => w.run()));
+      // Beats from the moment run() is called until the main worker stops (STOPPING, DRAINED, FAILED: no more beats).
+      const heartbeat = startHeartbeat(opts.pool, opts.taskQueue, () => ['INITIALIZED', 'RUNNING'].includes(main.getState()));
+      try {
+        await running;
+      } finally {
+        await heartbeat.stop();
+      }
     },
     shutdown: () => {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();

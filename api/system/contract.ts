@@ -13,13 +13,17 @@ export const health = defineRoute({
   errors: [],
 });
 
-const Readiness = z.object({ status: z.enum(['ready', 'not ready']), checks: z.record(z.string(), z.string()) });
+const Readiness = z.object({
+  status: z.enum(['ready', 'not ready']),
+  checks: z.record(z.string(), z.string()).describe('postgres, temporal, worker: "ok" or the reason (a check has 800 ms)'),
+  timed_out: z.array(z.string()).describe('the checks whose deadline passed'),
+});
 
 export const readiness = defineRoute({
   method: 'get',
   path: '/readyz',
   tag: 'system',
-  summary: 'Readiness: PostgreSQL and Temporal answer (503 when either does not)',
+  summary: 'Readiness: PostgreSQL and Temporal answer and a worker is alive (503 when any is not); answers within about a second',
   scopes: Operation.Public,
   responses: { 200: Readiness, 503: Readiness },
   errors: [],

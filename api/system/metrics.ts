@@ -12,7 +12,7 @@ import { metrics, registry } from '../../lib/metrics';
 import { IntentStore } from '../../lib/store/intents';
 import { requireScope, type KeyStore } from '../auth';
 import { Operation } from '../scopes';
-import { readinessChecks } from './readiness';
+import { readiness } from './readiness';
 import { mergeWorkerMetrics } from './worker-metrics';
 
 /** Counts and times every request by method, contract path (res.locals.route) and status. */
@@ -50,7 +50,7 @@ export function metricsRouter(d: MetricsDeps): Router {
     },
     requireScope(d.keys, Operation.Metrics),
     async (_req, res) => {
-      const checks = await readinessChecks(d);
+      const { checks } = await readiness(d);
       for (const [dependency, state] of Object.entries(checks)) metrics.up.set({ dependency }, state === 'ok' ? 1 : 0);
       if (checks.postgres === 'ok') {
         const stats = await intents.stats().catch(() => undefined);

@@ -63,6 +63,14 @@ export const TUNABLE = {
     why:
       'appends and ends in flight to one session per API process; beyond it 429 with Retry-After. One session writes its queue in batches of up to 200, so 64 waiting writers already fill a batch; the server allows 500 updates in flight per workflow (history.maxInFlightUpdates) across all API processes',
   },
+  connectionsPerClientMax: {
+    env: 'HTTP_CONNECTIONS_PER_CLIENT_MAX',
+    default: 1024,
+    min: 1,
+    max: 1_000_000,
+    why:
+      'open TCP connections one remote address may hold on each API port; one more is answered 503 with Retry-After and closed at once (issue 16: one client held 2,000 idle sockets for ~70 s). Above the 1,000 concurrent clients the overload scenario sends from one address (issue 9), so the load the API is sized for is never refused; behind a proxy every client shares its address, so raise it there',
+  },
   intentDefaultTtlS: {
     env: 'INTENT_DEFAULT_TTL_S',
     default: 24 * 3600,
@@ -198,6 +206,14 @@ export const LIMITS = {
   workerMaxConcurrentLocalActivities: 100,
   /** /readyz counts a worker as present when it polled the task queue this recently (an idle long poll lasts up to about a minute). */
   workerPollerFreshMs: 120_000,
+  /** Each worker process writes its heartbeat row (worker_heartbeats, schema/013) this often while its workers run... */
+  workerHeartbeatMs: 2_000,
+  /** ...and /readyz counts it as alive while its newest beat is this recent: a killed worker is noticed within this, under 10 s (issue 16). */
+  workerHeartbeatFreshMs: 6_000,
+  /** Heartbeat rows of workers gone this long are deleted by the next worker that starts. */
+  workerHeartbeatKeepMs: 86_400_000,
+  /** Each /readyz check's own deadline: the answer comes within about this whatever is down, and names the checks that timed out. */
+  readinessCheckMs: 800,
   /** `npm start` restarts a worker that stopped with an error after this long, doubling per failure... */
   workerRestartInitialMs: 1_000,
   /** ...up to this: a dependency that stays down is retried twice a minute, not in a tight loop. */
@@ -252,6 +268,8 @@ export const LIMITS = {
   /** Longer than the usual load-balancer idle timeout (60 s), so the balancer closes first. */
   httpKeepAliveMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
+  /** A whole request (headers and body, at most ~1 MiB) must arrive within this; Node's default is 300 s, which lets a slow sender hold a socket for five minutes. */
+  httpRequestTimeoutMs: 90_000,
   /**
    * Connections the kernel queues for accept() (Node's default is 511, the kernel caps it at
    * net.core.somaxconn). A burst of more new connections than the queue holds has the excess

@@ -205,7 +205,7 @@ describe('health endpoints need no key', () => {
   test('/readyz reports postgres, temporal and a polling worker ok', async () => {
     const r = await sys.tk.call('readiness');
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', worker: 'ok' } });
+    expect(r.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', worker: 'ok' }, timed_out: [] });
   });
 
   test('unknown routes are 404 without a key', async () => {

@@ -3,30 +3,11 @@
  * every append the clients saw acknowledged is stored exactly once, and no retried append
  * is stored twice.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { SessionStore } from '../../lib/store/sessions';
-import { WORKER_NODE_ARGS } from '../../bin/run';
 import { TimekeeperApiError, TimekeeperContractError, type TimekeeperClient } from '../../api/client';
 import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
-
-const ROOT = path.resolve(__dirname, '..', '..');
-
-function spawnWorker(taskQueue: string): Promise<ChildProcess> {
-  // node itself, not the tsx CLI: the CLI runs the script in a grandchild process that a
-  // SIGKILL of the CLI would leave running. Launched as `npm run worker` launches a worker.
-  const child = spawn(process.execPath, [...WORKER_NODE_ARGS, path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, TASK_QUEUE: taskQueue },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
-    child.stdout!.on('data', (b: Buffer) => {
-      if (b.toString().includes('worker ready')) resolve(child);
-    });
-  });
-}
+import { spawnWorker } from '../support/spawn-worker';
 
 /** What a well-behaved client does: retry a failed append with the same idempotency key. */
 async function appendWithRetry(tk: TimekeeperClient, id: string, n: number) {

@@ -305,6 +305,8 @@ export const LIMITS = {
   taskNextFireTimesShown: 5,
   /** Compiled cron patterns kept per process (lib/domain/schedule.ts): distinct expressions are few; about 10 KB each. */
   cronCompiledCacheMax: 2_000,
+  /** Zone offsets kept by zone and UTC hour (lib/domain/tasks.ts zoneOffsetMs): a few MB at most. */
+  zoneOffsetHoursCached: 50_000,
   /** Run workflows are short-lived: a small cache per task-run worker. */
   taskRunWorkerCachedWorkflows: 500,
   /** Fires one scheduler workflow run handles before continue-as-new (keeps its history small). */

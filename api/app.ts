@@ -107,7 +107,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       store: new TaskStore(pool),
       results: new TaskResultStore(pool),
       keys,
-      defaults: { agent: config.taskDefaultAgent },
+      defaults: { agent: config.taskDefaultAgent, staggerTopOfHourS: config.taskStaggerTopOfHourS },
     }),
   );
   app.use(

@@ -116,7 +116,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       results: new TaskResultStore(pool),
       keys,
       policy: { outboundAllowHosts: config.outboundAllowHosts, agentSecrets: config.agentSecrets },
-      defaults: { agent: config.taskDefaultAgent },
+      defaults: { agent: config.taskDefaultAgent, staggerTopOfHourS: config.taskStaggerTopOfHourS },
       secrets: taskSecretsOf(config),
     }),
   );

@@ -17,6 +17,7 @@ import { clientSettings, loadConfig } from '../lib/config';
 import { createPool } from '../lib/db';
 import { LIMITS } from '../lib/domain/limits';
 import { verifyChain, type ChainEvent } from '../lib/hash-chain';
+import { TASK_STATUSES, type TaskStatus } from '../lib/domain/tasks';
 
 class CliError extends Error {
   constructor(
@@ -299,12 +300,26 @@ intentsCmd
 
 program
   .command('tasks')
-  .description('list scheduled tasks with their trigger, next run and last status')
-  .action(async (_o: unknown, cmd: Command) => {
-    const r = (await client(cmd).call('listTasks')).body;
-    if (globals(cmd).json) return printJson(r);
-    if (r.tasks.length === 0) return out('no tasks');
-    table([['TASK', 'STATUS', 'NEXT RUN', 'LAST RUN', 'TRIGGER'], ...r.tasks.map((t) => [t.task_id, t.status, t.next_run ?? '-', t.last_run ? `${t.last_run.status} ${t.last_run.scheduled_at}` : '-', t.trigger_text])]);
+  .description('list scheduled tasks with their trigger, next run and last status, one page at a time (ordered by task id)')
+  .addOption(new Option('--status <status>', 'only tasks whose newest run has this status (pending: never ran)').choices([...TASK_STATUSES]))
+  .option('--tag <tag>', 'only tasks with this tag')
+  .addOption(new Option('--enabled <bool>', 'only enabled (true) or paused (false) tasks').choices(['true', 'false']))
+  .option('--limit <n>', 'tasks per page', '50')
+  .option('--cursor <task_id>', 'the page after this task id (printed under a full page)')
+  .option('--all', 'every page, one request per page')
+  .action(async (o: { status?: TaskStatus; tag?: string; enabled?: 'true' | 'false'; limit: string; cursor?: string; all?: boolean }, cmd: Command) => {
+    const tk = client(cmd);
+    const query = { status: o.status, tag: o.tag, enabled: o.enabled, limit: Number(o.limit) };
+    let page = (await tk.call('listTasks', { query: { ...query, cursor: o.cursor } })).body;
+    const tasks = [...page.tasks];
+    while (o.all && page.next_cursor) {
+      page = (await tk.call('listTasks', { query: { ...query, cursor: page.next_cursor } })).body;
+      tasks.push(...page.tasks);
+    }
+    if (globals(cmd).json) return printJson({ tasks, next_cursor: page.next_cursor });
+    if (tasks.length === 0) return out('no tasks');
+    table([['TASK', 'STATUS', 'NEXT RUN', 'LAST RUN', 'TRIGGER'], ...tasks.map((t) => [t.task_id, t.status, t.next_run ?? '-', t.last_run ? `${t.last_run.status} ${t.last_run.scheduled_at}` : '-', t.trigger_text])]);
+    if (page.next_cursor) out(`(more: --cursor ${page.next_cursor}, or --all)`);
   });
 
 const task = program.command('task').description('create, trigger, pause and resume a scheduled task');
@@ -318,6 +333,7 @@ task
     const r = await client(cmd).call('createTask', { body: body as never });
     if (globals(cmd).json) return printJson(r.body);
     out(`created ${r.body.task_id} (${r.body.status}): ${r.body.trigger_text}; next run ${r.body.next_run ?? '-'}`);
+    for (const w of r.body.warnings ?? []) out(`warning: ${w.field} ${w.reason}`);
   });
 
 task

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { TUNABLE, Tunable } from './domain/limits';
+import { LIMITS, TUNABLE, Tunable } from './domain/limits';
 import { AGENT_TYPES, SECRET_NAME_RE } from './domain/tasks';
 
 export const APP_ROLE = 'timekeeper_app';
@@ -96,6 +96,7 @@ const EnvSchema = z.object({
   TASKS_CORE_TASK_QUEUE: optional,
   [TUNABLE.taskSlotsDefault.env]: tunable(TUNABLE.taskSlotsDefault),
   [TUNABLE.taskSlotsCore.env]: tunable(TUNABLE.taskSlotsCore),
+  TASK_STAGGER_TOP_OF_HOUR_S: intVar('TASK_STAGGER_TOP_OF_HOUR_S', 0, 0, LIMITS.taskStaggerMaxS),
   TASK_DEFAULT_AGENT: optional.transform((raw, ctx) => {
     if (raw === undefined) return undefined;
     let v: unknown;
@@ -227,6 +228,11 @@ export interface Config {
    * agent contract when the API starts. Undefined: every task names its agent type.
    */
   taskDefaultAgent: Record<string, unknown> | undefined;
+  /**
+   * TASK_STAGGER_TOP_OF_HOUR_S: the stagger window (seconds, 0-3600) a cron task that fires on
+   * the hour gets when it names no `stagger_s` (lib/domain/stagger.ts). Default 0: none.
+   */
+  taskStaggerTopOfHourS: number;
 }
 
 /** The task queues scheduled task runs go to, by priority class (separate queues and worker slots). */
@@ -327,6 +333,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskSlotsDefault: e[TUNABLE.taskSlotsDefault.env],
     taskSlotsCore: e[TUNABLE.taskSlotsCore.env],
     taskDefaultAgent: e.TASK_DEFAULT_AGENT,
+    taskStaggerTopOfHourS: e.TASK_STAGGER_TOP_OF_HOUR_S,
   };
 }
 

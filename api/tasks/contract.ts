@@ -72,6 +72,19 @@ const CronTriggerSchema = z.strictObject({
   timezone: timezone.default('UTC'),
   dom_dow: z.enum(['or', 'and']).default('or'),
   tolerant: z.boolean().default(true),
+  stagger_s: z
+    .number()
+    .int('must be a whole number of seconds')
+    .min(0, 'must be at least 0')
+    .max(LIMITS.taskStaggerMaxS, `must be at most ${LIMITS.taskStaggerMaxS}`)
+    .optional()
+    .describe('spread window: every fire time moves later by one fixed offset below it, from the task id (0: none, also for the top-of-hour default)'),
+  stagger_offset_s: z
+    .number()
+    .int('must be a whole number of seconds')
+    .min(0, 'must be at least 0')
+    .optional()
+    .describe('the offset within stagger_s; default derived from the task id (the stored trigger always has it)'),
 });
 const IntervalTriggerSchema = z.strictObject({
   type: z.literal('interval'),
@@ -575,8 +588,24 @@ export const previewSchedule = defineRoute({
     dom_dow: z.enum(['or', 'and']).default('or'),
     from: isoInstant.optional().describe('default now'),
     count: limitParam(LIMITS.schedulePreviewMax).optional(),
+    stagger_s: z
+      .string()
+      .regex(/^\d+$/, 'must be a whole number of seconds')
+      .transform(Number)
+      .refine((n) => n <= LIMITS.taskStaggerMaxS, `must be at most ${LIMITS.taskStaggerMaxS}`)
+      .optional()
+      .describe('a stagger window, as on the trigger'),
+    task_id: taskId.optional().describe('the task whose offset within stagger_s to use (required with stagger_s)'),
   }),
-  responses: { 200: z.object({ fire_times: z.array(z.string()), timezone: z.string(), description: z.string() }) },
+  responses: {
+    200: z.object({
+      fire_times: z.array(z.string()),
+      timezone: z.string(),
+      description: z.string(),
+      cron_times: z.array(z.string()).optional().describe("with stagger_s: the cron's own times, before the offset"),
+      stagger_offset_s: z.number().int().optional(),
+    }),
+  },
   errors: [400, 401, 403],
 });
 

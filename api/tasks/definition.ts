@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DomainError, ErrorCode, type FieldError } from '../../lib/domain/errors';
+import { withStagger } from '../../lib/domain/stagger';
 import { digestProblems } from '../../lib/domain/task-outputs';
 import { taskDefinitionProblems, taskDefinitionWarnings, type TaskDefinition } from '../../lib/domain/tasks';
 import { taskPolicyProblems, type TaskPolicy } from '../../lib/task-policy';
@@ -17,6 +18,8 @@ import { AgentSchema, CreateTaskBody } from './contract';
 export interface DefinitionDefaults {
   /** TASK_DEFAULT_AGENT: the agent a task gets when its `agent` names no `type`; its own fields win. */
   agent?: Record<string, unknown>;
+  /** TASK_STAGGER_TOP_OF_HOUR_S: the stagger window of a top-of-hour cron that names none (0: none). */
+  staggerTopOfHourS?: number;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -48,6 +51,7 @@ export function definitionOf(
   const { enabled, ...rest } = b;
   const id = rest.task_id ?? `task-${randomUUID()}`;
   const definition = { ...rest, task_id: id, name: rest.name ?? id, ...(system.parent_run_id ? { parent_run_id: system.parent_run_id } : {}) } as TaskDefinition;
+  if (definition.trigger.type === 'cron') definition.trigger = withStagger(definition.trigger, id, defaults.staggerTopOfHourS ?? 0);
   const problems = [...taskDefinitionProblems(definition), ...digestProblems(definition), ...taskPolicyProblems(definition, policy)];
   if (definition.trigger.type === 'at' && Date.parse(definition.trigger.at) <= nowMs) problems.push({ field: 'trigger.at', reason: 'is in the past' });
   if (problems.length) throw new DomainError(ErrorCode.Validation, problems.map((p) => `${p.field}: ${p.reason}`).join('; '), problems);

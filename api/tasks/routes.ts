@@ -2,7 +2,9 @@
 import { Router } from 'express';
 import type { TaskClient } from '../../clients/tasks';
 import { LIMITS } from '../../lib/domain/limits';
-import { describeCron, describeTrigger, runId as runIdOf, schedulerWorkflowId, taskErrors, type AgentAnswer } from '../../lib/domain/tasks';
+import { DomainError } from '../../lib/domain/errors';
+import { staggerOffsetS } from '../../lib/domain/stagger';
+import { describeCron, describeTrigger, formatDuration, runId as runIdOf, schedulerWorkflowId, taskErrors, type AgentAnswer, type CronTrigger } from '../../lib/domain/tasks';
 import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { TaskResultStore } from '../../lib/store/task-results';
@@ -254,11 +256,22 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
   route(r, keys, previewSchedule, (req, res) => {
     const q = parse(previewSchedule.query, queryObject(req));
     const from = q.from ? Date.parse(q.from) : Date.now();
-    const times = cronFireTimes({ expression: q.cron, timezone: q.timezone, dom_dow: q.dom_dow }, from, previewCount(q.count));
+    const description = `${describeCron(q.cron, q.dom_dow) ?? `cron "${q.cron}"`} (${q.timezone})`;
+    const at = (t: number) => new Date(t).toISOString();
+    if (!q.stagger_s) {
+      const times = cronFireTimes({ expression: q.cron, timezone: q.timezone, dom_dow: q.dom_dow }, from, previewCount(q.count));
+      return void res.json({ fire_times: times.map(at), timezone: q.timezone, description });
+    }
+    if (!q.task_id) throw DomainError.validation('task_id', 'is required with stagger_s: the offset within the window comes from the task id');
+    const offsetS = staggerOffsetS(q.task_id, q.stagger_s);
+    const trigger: CronTrigger = { type: 'cron', expression: q.cron, timezone: q.timezone, dom_dow: q.dom_dow, tolerant: true, stagger_s: q.stagger_s, stagger_offset_s: offsetS };
+    const times = fireTimes(trigger, undefined, from, previewCount(q.count));
     res.json({
-      fire_times: times.map((t) => new Date(t).toISOString()),
+      fire_times: times.map(at),
+      cron_times: times.map((t) => at(t - offsetS * 1000)),
+      stagger_offset_s: offsetS,
       timezone: q.timezone,
-      description: `${describeCron(q.cron, q.dom_dow) ?? `cron "${q.cron}"`} (${q.timezone})`,
+      description: `${description}, staggered by ${formatDuration(offsetS * 1000)} for task ${q.task_id}`,
     });
   });
 

@@ -330,6 +330,10 @@ export const LIMITS = {
   taskNextFireTimesShown: 5,
   /** Compiled cron patterns kept per process (lib/domain/schedule.ts): distinct expressions are few; about 10 KB each. */
   cronCompiledCacheMax: 2_000,
+  /** The widest stagger window a cron task may have: an hour (OpenClaw staggers top-of-hour jobs by up to 5 minutes). */
+  taskStaggerMaxS: 3600,
+  /** Zone offsets kept by zone and UTC hour (lib/domain/tasks.ts zoneOffsetMs): a few MB at most. */
+  zoneOffsetHoursCached: 50_000,
   /** Run workflows are short-lived: a small cache per task-run worker. */
   taskRunWorkerCachedWorkflows: 500,
   /** Fires one scheduler workflow run handles before continue-as-new (keeps its history small). */

@@ -24,6 +24,7 @@ import { Cron } from 'croner';
 import { DomainError } from './errors';
 import { LIMITS } from './limits';
 import { isRunDay } from './calendars';
+import { staggerMs } from './stagger';
 import { wallClock, zoneOffsetMs, type Calendar, type CronTrigger, type Trigger } from './tasks';
 
 const HOUR = 3_600_000;
@@ -151,8 +152,19 @@ export interface FireContext {
   lastFireMs?: number;
 }
 
-/** The trigger's fire times after `afterMs` (exclusive), skipping calendar days off; at most `count`. */
+/**
+ * The trigger's fire times after `afterMs` (exclusive), skipping calendar days off; at most
+ * `count`. A staggered cron's times are its own times plus the task's fixed offset
+ * (lib/domain/stagger.ts); the calendar decides on the cron's own time, so a job staggered
+ * past midnight keeps the day it belongs to.
+ */
 export function fireTimes(trigger: Trigger, calendar: Calendar | undefined, afterMs: number, count: number, untilMs = Infinity, ctx: FireContext = {}): number[] {
+  const off = staggerMs(trigger);
+  if (off === 0) return unstaggeredFireTimes(trigger, calendar, afterMs, count, untilMs, ctx);
+  return unstaggeredFireTimes(trigger, calendar, afterMs - off, count, untilMs - off, ctx).map((t) => t + off);
+}
+
+function unstaggeredFireTimes(trigger: Trigger, calendar: Calendar | undefined, afterMs: number, count: number, untilMs: number, ctx: FireContext): number[] {
   const tz = trigger.type === 'cron' ? trigger.timezone : 'UTC';
   const out: number[] = [];
   let cursor = afterMs;

@@ -31,6 +31,14 @@ export interface CronTrigger {
   dom_dow: 'or' | 'and';
   /** The article's field: a late fire inside the misfire grace still runs (default true). */
   tolerant: boolean;
+  /**
+   * Spread of a crowd of tasks on one instant (OpenClaw, Temporal Schedules' jitter): every
+   * fire time is moved later by `stagger_offset_s`, a fixed offset below `stagger_s` that the
+   * API derives from the task id (lib/domain/stagger.ts). Absent: no stagger.
+   */
+  stagger_s?: number;
+  /** The task's own offset within `stagger_s`, in whole seconds; the same for every fire time. */
+  stagger_offset_s?: number;
 }
 export interface IntervalTrigger {
   type: 'interval';
@@ -270,16 +278,41 @@ export function isTimeZone(tz: string): boolean {
   }
 }
 
-/** The local wall-clock time at instant `t` in `tz`, as milliseconds of a UTC-encoded date. */
-export function wallClock(t: number, tz: string): number {
+/** The offset at `t` as Intl formats it: exact, and about 5 µs a call. */
+function formattedOffsetMs(t: number, tz: string): number {
   const p: Record<string, string> = {};
   for (const part of formatter(tz).formatToParts(new Date(t))) p[part.type] = part.value;
   const ms = ((t % 1000) + 1000) % 1000;
-  return Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second)) + ms;
+  return Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second)) + ms - t;
 }
 
+const HOUR_MS = 3_600_000;
+/**
+ * Offsets by zone and UTC hour: a number when the hour starts and ends on the same offset
+ * (then every instant in it has that offset: no zone changes twice within an hour), null
+ * when a change falls inside it (then each instant is formatted). A page of 50 tasks asks
+ * for their next fire times, each of which probes several instants around the same hours:
+ * this turns most of those probes into a map lookup. A pure function's memo, so it is safe
+ * in the workflow sandbox too; bounded.
+ */
+const hourOffsets = new Map<string, number | null>();
+
 /** UTC offset of `tz` at instant `t`, in milliseconds (east positive). */
-export const zoneOffsetMs = (t: number, tz: string): number => wallClock(t, tz) - t;
+export function zoneOffsetMs(t: number, tz: string): number {
+  const hour = Math.floor(t / HOUR_MS);
+  const key = `${hour} ${tz}`;
+  let offset = hourOffsets.get(key);
+  if (offset === undefined) {
+    const start = formattedOffsetMs(hour * HOUR_MS, tz);
+    offset = start === formattedOffsetMs((hour + 1) * HOUR_MS, tz) ? start : null;
+    if (hourOffsets.size >= LIMITS.zoneOffsetHoursCached) hourOffsets.clear();
+    hourOffsets.set(key, offset);
+  }
+  return offset ?? formattedOffsetMs(t, tz);
+}
+
+/** The local wall-clock time at instant `t` in `tz`, as milliseconds of a UTC-encoded date. */
+export const wallClock = (t: number, tz: string): number => t + zoneOffsetMs(t, tz);
 
 /** ISO-8601 local time with its offset: 2026-03-09T17:00:00+08:00. */
 export function localIso(t: number, tz: string): string {
@@ -320,6 +353,9 @@ export function taskDefinitionProblems(d: TaskDefinition): FieldError[] {
   const out: FieldError[] = [];
   const t = d.trigger;
   if (t.type === 'cron' && !isTimeZone(t.timezone)) out.push({ field: 'trigger.timezone', reason: `is not a known IANA time zone: ${t.timezone}` });
+  if (t.type === 'cron' && t.stagger_offset_s !== undefined && t.stagger_offset_s >= (t.stagger_s ?? 0)) {
+    out.push({ field: 'trigger.stagger_offset_s', reason: `must be below stagger_s (${t.stagger_s ?? 'not set'})` });
+  }
   if (t.type === 'interval' && t.every_s < LIMITS.taskMinIntervalS) out.push({ field: 'trigger.every_s', reason: `must be at least ${LIMITS.taskMinIntervalS}` });
   if (t.type === 'delay') out.push(...delayProblems(t));
   if (t.type === 'condition') {
@@ -399,7 +435,7 @@ const WEEKDAYS_ZH = ['星期日', '星期一', '星期二', '星期三', '星期
 export function describeTrigger(t: Trigger): string {
   switch (t.type) {
     case 'cron':
-      return `cron "${t.expression}" in ${t.timezone}${describeCron(t.expression, t.dom_dow) ? `: ${describeCron(t.expression, t.dom_dow)}` : ''}`;
+      return `cron "${t.expression}" in ${t.timezone}${describeCron(t.expression, t.dom_dow) ? `: ${describeCron(t.expression, t.dom_dow)}` : ''}${t.stagger_offset_s ? `, staggered by ${formatDuration(t.stagger_offset_s * 1000)}` : ''}`;
     case 'interval':
       return t.mode === 'aligned'
         ? `every ${formatDuration(t.every_s * 1000)}, aligned to the clock from ${t.anchor ?? '1970-01-01T00:00:00Z'}`
@@ -476,7 +512,7 @@ export function buildTimeContext(c: RunContext, dayInfo: DayInfo): string {
     return [
       `当前时间：${localIso(c.nowMs, tz)}（${tz}），UTC ${new Date(c.nowMs).toISOString()}。`,
       `任务：${c.task.name}（${c.task.task_id}），运行编号 ${c.runId}。`,
-      `唤醒原因：${wokeWhy(c.trigger, 'zh')}${c.cause ? `（${c.cause}）` : ''}，触发规则 ${describeTrigger(c.task.trigger)}；计划时间 ${new Date(c.nominalMs).toISOString()}，实际开始 ${new Date(c.startedMs).toISOString()}，延迟 ${formatDuration(lateness)}。`,
+      `唤醒原因：${wokeWhy(c.trigger, 'zh')}${c.cause ? `（${c.cause}）` : ''}，触发规则 ${describeTrigger(c.task.trigger)}；计划时间 ${new Date(c.nominalMs).toISOString()}${staggerWords(c, 'zh')}，实际开始 ${new Date(c.startedMs).toISOString()}，延迟 ${formatDuration(lateness)}。`,
       c.lastRunMs === undefined ? '这是该任务的第一次运行。' : `距上次运行：${formatDuration(c.nowMs - c.lastRunMs)}（上次 ${new Date(c.lastRunMs).toISOString()}）。`,
       `第 ${c.attempt} 次尝试，共 ${c.task.retry.max_attempts} 次。`,
       `今天（${date}，${WEEKDAYS_ZH[weekday]}）${dayWords(dayInfo, 'zh')}。`,
@@ -485,11 +521,20 @@ export function buildTimeContext(c: RunContext, dayInfo: DayInfo): string {
   return [
     `Current time: ${localIso(c.nowMs, tz)} (${tz}), ${new Date(c.nowMs).toISOString()} (UTC).`,
     `Task: ${c.task.name} (${c.task.task_id}), run ${c.runId}.`,
-    `Woke because: ${wokeWhy(c.trigger, 'en')}${c.cause ? ` (${c.cause})` : ''}, trigger ${describeTrigger(c.task.trigger)}; scheduled for ${new Date(c.nominalMs).toISOString()}, started ${new Date(c.startedMs).toISOString()}, ${formatDuration(lateness)} late.`,
+    `Woke because: ${wokeWhy(c.trigger, 'en')}${c.cause ? ` (${c.cause})` : ''}, trigger ${describeTrigger(c.task.trigger)}; scheduled for ${new Date(c.nominalMs).toISOString()}${staggerWords(c, 'en')}, started ${new Date(c.startedMs).toISOString()}, ${formatDuration(lateness)} late.`,
     c.lastRunMs === undefined ? 'This is the first run of this task.' : `Time since the last run: ${formatDuration(c.nowMs - c.lastRunMs)} (last run started ${new Date(c.lastRunMs).toISOString()}).`,
     `Attempt ${c.attempt} of ${c.task.retry.max_attempts}.`,
     `Today (${date}, ${WEEKDAYS[weekday]}) is ${dayWords(dayInfo, 'en')} in the task's calendar.`,
   ].join('\n');
+}
+
+/** A staggered schedule's fire time: the cron's own time and the task's offset ("", when not staggered or not from the schedule). */
+function staggerWords(c: RunContext, lang: 'en' | 'zh'): string {
+  const t = c.task.trigger;
+  const off = t.type === 'cron' ? (t.stagger_offset_s ?? 0) : 0;
+  if (!off || (c.trigger !== 'schedule' && c.trigger !== 'misfire' && c.trigger !== 'backfill')) return '';
+  const cronAt = new Date(c.nominalMs - off * 1000).toISOString();
+  return lang === 'zh' ? `（cron 时间 ${cronAt}，错峰 ${formatDuration(off * 1000)}）` : ` (the cron's time ${cronAt}, staggered by ${formatDuration(off * 1000)})`;
 }
 
 /** The day in words: "a make-up working day (调休) for National Day", "是节假日（国庆节）". */

@@ -199,9 +199,9 @@ retry:
   backoff_seconds: ${backoff}
 `;
 
-// The article's YAML as written has no agent.type, and three backoff steps for three attempts,
-// which the task rules refuse (at most max_attempts - 1 steps, as issue 7 lists among bad input).
-// The CLI must say so plainly, naming the field, and create nothing.
+// The article's YAML as written has no agent.type: without TASK_DEFAULT_AGENT (this system has
+// none; test/e2e/tasks-api-create.test.ts has one) the CLI must say so plainly, naming the
+// field, and create nothing. Its three backoff steps for three attempts are only a warning.
 test("the scheduler article's YAML, verbatim, is refused naming agent.type, and nothing is created", async () => {
   const id = `digest-verbatim-${process.pid}-${Date.now().toString(36)}`;
   const file = path.join(dir, 'verbatim.yaml');
@@ -210,7 +210,7 @@ test("the scheduler article's YAML, verbatim, is refused naming agent.type, and 
   expect(r.code).toBe(1);
   expect(r.stderr).toContain('400');
   expect(r.stderr).toMatch(/agent\.type/);
-  const listed = (await json(['tasks'])).tasks.map((t: { task_id: string }) => t.task_id);
+  const listed = (await json(['tasks', '--all'])).tasks.map((t: { task_id: string }) => t.task_id);
   expect(listed).not.toContain(id);
 });
 
@@ -222,7 +222,7 @@ test("the article's YAML (with agent.type and two backoff steps) from a file: cr
   expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
   expect(created.stdout).toContain(`created ${id}`);
   expect(created.stdout).toContain('at 17:00 on Monday to Friday');
-  expect((await json(['tasks'])).tasks.map((t: { task_id: string }) => t.task_id)).toContain(id);
+  expect((await json(['tasks', '--all'])).tasks.map((t: { task_id: string }) => t.task_id)).toContain(id);
   expect((await json(['task', 'pause', id])).enabled).toBe(false);
   // By file as well as by id.
   expect((await json(['task', 'resume', file])).enabled).toBe(true);
@@ -238,6 +238,17 @@ test("the article's YAML (with agent.type and two backoff steps) from a file: cr
     JSON.stringify({ task_id: jid, name: 'cli json', enabled: false, trigger: { type: 'interval', every_s: 3600 }, agent: { type: 'openai', base_url: `${llm.url}/v1`, model: 'm', api_key_env: 'LLM_API_KEY', prompt_template: 'go' }, delivery: [] }),
   );
   expect((await json(['task', 'create', jfile])).task_id).toBe(jid);
+  // Filters and pages (two tasks now): only the disabled one is listed as disabled; a page of one names the next.
+  const disabled = (await json(['tasks', '--enabled', 'false', '--all'])).tasks.map((x: { task_id: string }) => x.task_id);
+  expect(disabled).toContain(jid);
+  expect(disabled).not.toContain(id);
+  const first = await cli(['tasks', '--limit', '1']);
+  expect(first.code).toBe(0);
+  const more = /\(more: --cursor (\S+), or --all\)/.exec(first.stdout);
+  expect(more).not.toBeNull();
+  const second = await json(['tasks', '--limit', '1', '--cursor', more![1]]);
+  expect(second.tasks).toHaveLength(1);
+  expect(second.tasks[0].task_id > more![1]).toBe(true);
   const t = await json(['task', 'trigger', jid]);
   expect(t.run_id).toMatch(new RegExp(`^run/${jid}/manual/`));
   await eventually(async () => (await sys.tk.call('getRun', { params: { id: t.run_id } })).body.status === 'success');

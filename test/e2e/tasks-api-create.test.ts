@@ -80,3 +80,25 @@ test('without a default agent configured the same body is refused naming agent; 
     await bare.stop();
   }
 });
+
+test('a staggered task: its next fire times are the cron times plus its own offset, as the preview shows them', async () => {
+  const id = uid('staggered');
+  const created = await tk.tasks.create({ task_id: id, trigger: { type: 'cron', expression: '0 9 * * *', timezone: 'UTC', stagger_s: 300 }, agent: { prompt_template: 'hi' } } as CreateTask);
+  const trigger = created.definition.trigger as { stagger_s: number; stagger_offset_s: number };
+  expect(trigger.stagger_s).toBe(300);
+  expect(trigger.stagger_offset_s).toBeGreaterThanOrEqual(0);
+  expect(trigger.stagger_offset_s).toBeLessThan(300);
+  const preview = await tk.call('previewSchedule', { query: { cron: '0 9 * * *', timezone: 'UTC', stagger_s: '300', task_id: id, count: '5' } as never });
+  expect(preview.body.stagger_offset_s).toBe(trigger.stagger_offset_s);
+  expect(preview.body.fire_times).toEqual(created.next_fire_times);
+  for (const [i, t] of created.next_fire_times.entries()) {
+    expect(Date.parse(t) - Date.parse(preview.body.cron_times![i])).toBe(trigger.stagger_offset_s * 1000);
+    expect(preview.body.cron_times![i]).toMatch(/T09:00:00\.000Z$/);
+  }
+  // The same id gives the same offset: a PATCH that keeps the trigger keeps the times.
+  const patched = await tk.tasks.update(id, { name: 'renamed' });
+  expect(patched.next_fire_times).toEqual(created.next_fire_times);
+  const bad = await refusal(tk.call('previewSchedule', { query: { cron: '0 9 * * *', stagger_s: '300' } as never }));
+  expect(bad.status).toBe(400);
+  expect(bad.body.errors?.[0]?.field).toBe('task_id');
+});

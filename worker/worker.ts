@@ -12,6 +12,7 @@ import { SessionClient } from '../clients/sessions';
 import { TaskClient } from '../clients/tasks';
 import { TaskStore } from '../lib/store/tasks';
 import { followUpCreator } from './follow-ups';
+import { runControl } from './run-control';
 import { taskRunQueues } from '../lib/config';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 
@@ -63,7 +64,8 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   const sessions = new SessionClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, ...s });
   const queues = opts.tasks?.queues ?? taskRunQueues({ taskQueue: opts.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
   // Follow-up tasks (next_action) are created as the API creates tasks: validated, stored, their scheduler started.
-  const followUps = followUpCreator(new TaskClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, runQueues: queues }), new TaskStore(opts.pool));
+  const taskClient = new TaskClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, runQueues: queues });
+  const followUps = followUpCreator(taskClient, new TaskStore(opts.pool));
   const activities = createActivities({
     pool: opts.pool,
     sessions,
@@ -73,6 +75,8 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     publicUrl: opts.tasks?.publicUrl,
     artifactsDir: opts.tasks?.artifactsDir,
     followUps,
+    // Schedulers start their runs from a local activity, and finished runs wake waiting schedulers, through the task client.
+    runs: runControl(taskClient),
   });
   const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
   const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs };
@@ -88,7 +92,8 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     nonStickyToStickyPollRatio: 0.5,
   });
   const runWorker = (taskQueue: string, slots: number) =>
-    Worker.create({ ...common, taskQueue, maxConcurrentActivityTaskExecutions: slots, maxCachedWorkflows: LIMITS.taskRunWorkerCachedWorkflows });
+    // A run's first attempt is a local activity (workflows/tasks/run.ts): the same slots bound those agent calls.
+    Worker.create({ ...common, taskQueue, maxConcurrentActivityTaskExecutions: slots, maxConcurrentLocalActivityExecutions: slots, maxCachedWorkflows: LIMITS.taskRunWorkerCachedWorkflows });
   const workers = [
     main,
     await runWorker(queues.default, opts.tasks?.slotsDefault ?? TUNABLE.taskSlotsDefault.default),

@@ -18,6 +18,7 @@ import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { TaskAction, manualRunId, runId as runIdOf, schedulerWorkflowId, taskErrors, type TaskDefinition } from '../lib/domain/tasks';
 import { RunStatusKey, TaskIdKey } from '../lib/search-attributes';
 import { TaskStore, type TaskRow } from '../lib/store/tasks';
+import { OpenRunStore } from '../lib/store/task-runs-open';
 import { RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
 import { domainErrorOf, isDeadline, workflowGone } from './failures';
 import { taskRunWorkflow } from '../workflows/tasks/run';
@@ -33,9 +34,11 @@ export interface TaskClientOptions {
 
 export class TaskClient {
   private readonly store: TaskStore;
+  private readonly openRuns: OpenRunStore;
 
   constructor(private readonly opts: TaskClientOptions) {
     this.store = new TaskStore(opts.pool);
+    this.openRuns = new OpenRunStore(opts.pool);
   }
 
   /** Stores a validated definition (version 1) and starts its scheduler. */
@@ -144,10 +147,18 @@ export class TaskClient {
     return { started: started.sort(order), alreadyRun: alreadyRun.sort(order) };
   }
 
-  /** The scheduler's own view (next fire time, running runs), or undefined when it does not answer. */
+  /**
+   * The scheduler's own view (next fire time), or undefined when it does not answer. Its
+   * running runs are the log's open runs: since issue 15 the scheduler no longer follows its
+   * runs (it starts them from a local activity), so they are read where overlap reads them.
+   */
   async schedulerState(taskId: string): Promise<SchedulerState | undefined> {
     try {
-      return await this.opts.client.withDeadline(Date.now() + 3000, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery));
+      const [state, open] = await Promise.all([
+        this.opts.client.withDeadline(Date.now() + 3000, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery)),
+        this.openRuns.openRuns(taskId),
+      ]);
+      return { ...state, running: [...new Set([...state.running, ...open])] };
     } catch {
       return undefined;
     }

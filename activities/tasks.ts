@@ -6,7 +6,7 @@
  * The workflows decide; these act.
  */
 import { createHmac } from 'node:crypto';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { LIMITS } from '../lib/domain/limits';
 import { EventType, type SessionWriter } from '../lib/domain/sessions';
@@ -127,6 +127,9 @@ export interface FirstAttemptResult {
   finishedMs?: number;
 }
 
+/** How long a first attempt's answer is kept for a re-execution of its local activity: longer than a workflow task's timeout and retry. */
+const FIRST_ATTEMPT_KEPT_MS = 60_000;
+
 /** A failure no retry of the activity can fix: the run workflow's own retry ladder decides. */
 const fail = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
 
@@ -135,6 +138,8 @@ export function createTaskActivities(deps: TaskActivityDeps) {
   const results = new TaskResultStore(deps.pool);
   const open = new OpenRunStore(deps.pool);
   const signals = createSignalActivities({ pool: deps.pool });
+  /** First attempts in flight or just answered, by run id and attempt (runFirstAttempt). */
+  const firstAttempts = new Map<string, Promise<FirstAttemptResult>>();
   const control = (): RunControl => {
     if (!deps.runs) throw new Error('this worker was built without RunControl');
     return deps.runs;
@@ -459,15 +464,29 @@ export function createTaskActivities(deps: TaskActivityDeps) {
    * A run's first attempt as a local activity of the run workflow: the agent call, and when
    * the agent answered with success, the finish the workflow would otherwise do in three more
    * activities (success logged, delivered, outcome announced). A fast webhook run is then one
-   * workflow task. Cancellation (the workflow cancelled while the agent is called) aborts it
-   * before anything is logged. Failures of the agent call throw, as runAgent's do; a finish
+   * workflow task. Failures of the agent call throw, as runAgent's do; a finish
    * step that fails is returned as not done, for the workflow's retried activities.
    */
   async function runFirstAttempt(i: FirstAttemptInput): Promise<FirstAttemptResult> {
-    const ctx = Context.current();
-    // The agent call is left to finish on its own when cancelled; nothing it answers is logged.
-    const direct = await Promise.race([runAgent(i.call), ctx.cancelled]);
-    if (ctx.cancellationSignal.aborted) await ctx.cancelled;
+    // A local activity runs again when its workflow task timed out before recording it (an
+    // overloaded worker): in this process it joins the call in flight, or takes the answer it
+    // got, instead of calling the agent a second time.
+    const key = `${i.call.runId}#${i.call.attempt}`;
+    const known = firstAttempts.get(key);
+    if (known) return known;
+    const p = firstAttempt(i);
+    firstAttempts.set(key, p);
+    p.then(
+      () => setTimeout(() => firstAttempts.delete(key), FIRST_ATTEMPT_KEPT_MS).unref(),
+      () => firstAttempts.delete(key),
+    );
+    return p;
+  }
+
+  async function firstAttempt(i: FirstAttemptInput): Promise<FirstAttemptResult> {
+    // Not raced with cancellation: cancel_previous runs do not take this path, and a re-executed
+    // activity joining this call must not inherit the first execution's cancellation.
+    const direct = await runAgent(i.call);
     if ('awaiting_result' in direct || direct.status === 'failed') return { direct };
     const { task, runId, nominalMs, startedMs, attempt } = i.call;
     const finishedMs = Date.now();

@@ -6,6 +6,7 @@ import { createIntentActivities } from './intents';
 import { createSessionActivities } from './sessions';
 import type { FollowUpCreator } from './task-outputs/follow-up';
 import { createSignalActivities } from './signals';
+import type { RunControl } from './task-run-control';
 import { createTaskActivities } from './tasks';
 
 export interface ActivityDeps {
@@ -29,6 +30,8 @@ export interface ActivityDeps {
   artifactsDir?: string;
   /** Creates next_action follow-up tasks. Default none: follow-ups are recorded as refused. */
   followUps?: FollowUpCreator;
+  /** Run starts, cancels and scheduler wakes through Temporal (worker/run-control.ts). */
+  runs?: RunControl;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -36,6 +39,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
     ...createSignalActivities({ pool: deps.pool }),
-    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], outboundEchoBodies: deps.outboundEchoBodies, secrets: deps.secrets, secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps }),
+    ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], outboundEchoBodies: deps.outboundEchoBodies, secrets: deps.secrets, secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps, runs: deps.runs }),
   };
 }

@@ -1,7 +1,8 @@
 /**
- * Task activities: every piece of outside I/O a task does — fire-time computation (croner,
- * as a local activity for the scheduler), the execution log, the agent call (time context,
- * run memory, the answer protocol with one re-ask), deliveries, alerts and auto-disable.
+ * Task activities: every piece of outside I/O a task does — fire-time computation and run
+ * starts under the overlap policy (local activities of the scheduler), the execution log, the
+ * agent call (time context, run memory, the answer protocol with one re-ask; a run's first
+ * attempt with its whole finish as one local activity), deliveries, alerts and auto-disable.
  * The workflows decide; these act.
  */
 import { createHmac } from 'node:crypto';
@@ -32,6 +33,10 @@ import { isRunDay } from '../lib/domain/calendars';
 import { fireTimes } from '../lib/domain/schedule';
 import { metrics } from '../lib/metrics';
 import { TaskStore, type RunLogInput } from '../lib/store/tasks';
+import { OpenRunStore } from '../lib/store/task-runs-open';
+import type { RunStart } from '../workflows/tasks/messages';
+import { createSignalActivities } from './signals';
+import type { RunControl } from './task-run-control';
 import { parseAgentAnswer } from '../lib/domain/task-answer';
 import { resultPath, type AwaitingResult } from '../lib/domain/task-results';
 import { openclawHookRequest } from './openclaw-agent';
@@ -59,6 +64,8 @@ export interface TaskActivityDeps {
   artifactsDir?: string;
   /** Creates next_action follow-up tasks (worker/follow-ups.ts); none: follow-ups are recorded as refused. */
   followUps?: FollowUpCreator;
+  /** Starts, cancels and wakes through Temporal (worker/run-control.ts); none: fireRun fails and finished runs wake nobody. */
+  runs?: RunControl;
 }
 
 export interface FireTimesInput {
@@ -93,12 +100,55 @@ export interface DeliverInput {
   reason?: string;
 }
 
+/** The scheduler's fire time for fireRun: the run to start under the task's overlap policy. */
+export interface FireInput extends RunStart {
+  taskId: string;
+  /** buffer_one: this fire time may wait for the running run (no other one waits, or it is the one waiting). */
+  mayWait: boolean;
+}
+
+/**
+ * What fireRun did: started the run; found it started already (a retried start, a trigger of
+ * the same id); skipped it (logged, with the reason); or, under buffer_one, left it waiting
+ * with a wake asked for (task_run_wakes) when the running run finishes.
+ */
+export type FireOutcome = { outcome: 'started' | 'duplicate' | 'waiting' } | { outcome: 'skipped'; reason: string };
+
+/** A run's first attempt in one local activity (issue 15): the agent call and, when it answered with success, the whole finish. */
+export interface FirstAttemptInput {
+  call: AgentCall;
+  trigger: RunTrigger;
+}
+
+/**
+ * The answer of the first attempt, and how far a successful run's finish got inside the
+ * activity: `announced` is all of it (success logged, delivered, outcome signal sent); any
+ * step that failed (the database or a delivery store down) is left to the workflow's
+ * retried activities, from the step after `done`. The agent is never called twice for it.
+ */
+export interface FirstAttemptResult {
+  direct: AgentAnswer | AwaitingResult;
+  done?: 'none' | 'logged' | 'delivered' | 'announced';
+  finishedMs?: number;
+}
+
+/** How long a first attempt's answer is kept for a re-execution of its local activity: longer than a workflow task's timeout and retry. */
+const FIRST_ATTEMPT_KEPT_MS = 60_000;
+
 /** A failure no retry of the activity can fix: the run workflow's own retry ladder decides. */
 const fail = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
 
 export function createTaskActivities(deps: TaskActivityDeps) {
   const store = new TaskStore(deps.pool);
   const results = new TaskResultStore(deps.pool);
+  const open = new OpenRunStore(deps.pool);
+  const signals = createSignalActivities({ pool: deps.pool });
+  /** First attempts in flight or just answered, by run id and attempt (runFirstAttempt). */
+  const firstAttempts = new Map<string, Promise<FirstAttemptResult>>();
+  const control = (): RunControl => {
+    if (!deps.runs) throw new Error('this worker was built without RunControl');
+    return deps.runs;
+  };
 
   async function post(url: string, body: string, headers: Record<string, string>) {
     try {
@@ -130,7 +180,76 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     await store.recordRun({ ...e, summary: e.summary === undefined ? undefined : cutSummary(e.summary), reason: e.reason?.slice(0, 1000) });
     metrics.taskRuns.inc({ status: e.status, trigger: e.trigger });
     // A run's start is logged once, as `running` with attempt 1: that is when it fired.
-    if (e.status === 'running' && e.attempt === 1 && e.startedMs !== undefined) metrics.taskLateness.observe({ trigger: e.trigger }, Math.max(0, e.startedMs - e.nominalMs) / 1000);
+    if (e.status === 'running' && e.attempt === 1 && e.startedMs !== undefined) observeLateness(e.trigger, e.nominalMs, e.startedMs);
+    // A finish wakes the schedulers that wait for it (after the row is written: see schema/015); a
+    // final failure (needs attention) wakes them from afterFailure, once auto-disable is decided.
+    if (e.status === 'success' || (e.status === 'failed' && !e.needsAttention)) await wakeWaiting(e.runId);
+  }
+
+  async function wakeWaiting(runId: string): Promise<void> {
+    if (deps.runs) for (const taskId of await open.wakesFor(runId)) await deps.runs.wakeScheduler(taskId, runId);
+  }
+
+  const observeLateness = (trigger: RunTrigger, nominalMs: number, startedMs: number) => metrics.taskLateness.observe({ trigger }, Math.max(0, startedMs - nominalMs) / 1000);
+
+  /** The task's runs still running by the log; a run whose workflow is gone without a logged finish does not count. */
+  async function openRuns(taskId: string): Promise<string[]> {
+    const ids = await open.openRuns(taskId);
+    const closed = await Promise.all(ids.map((id) => control().closed(id)));
+    return ids.filter((_, i) => !closed[i]);
+  }
+
+  /** How many of the task's runs are still running by the log, a wake asked for each (the scheduler waits for them: an `at` task completes after its run). */
+  async function watchRuns(i: { taskId: string }): Promise<number> {
+    const running = await openRuns(i.taskId);
+    if (running.length === 0) return 0;
+    await open.addWakes(i.taskId, running);
+    return (await openRuns(i.taskId)).length;
+  }
+
+  /**
+   * The scheduler's fire time (a local activity, so a fire costs the scheduler no workflow task
+   * of its own): the overlap policy against the runs the log says are running, then the run
+   * started (TaskClient.startRun: start logged, workflow started with REJECT_DUPLICATE).
+   */
+  async function fireRun(i: FireInput): Promise<FireOutcome> {
+    const d = i.definition;
+    let running = await openRuns(i.taskId);
+    if (running.length > 0) {
+      // This very run, started by an earlier try of this activity (a worker crashed before the scheduler recorded it).
+      if (running.includes(i.runId) || (await store.startedRunIds([i.runId])).size > 0) return { outcome: 'duplicate' };
+      let reason: string | undefined;
+      switch (d.overlap) {
+        case 'allow':
+          if (running.length >= d.max_concurrency) reason = `overlap allow: ${running.length} runs already running (max_concurrency ${d.max_concurrency})`;
+          break;
+        case 'buffer_one':
+          if (!i.mayWait) {
+            reason = 'overlap buffer_one: a run is running and another is already waiting';
+            break;
+          }
+          // Ask first, then look again: the run logs its finish first, then reads the asks (schema/015).
+          await open.addWakes(i.taskId, running);
+          running = await openRuns(i.taskId);
+          if (running.length > 0) return { outcome: 'waiting' };
+          break;
+        case 'cancel_previous':
+          await Promise.all(running.map((id) => control().cancel(id)));
+          break;
+        case 'skip':
+        default:
+          reason = `overlap skip: the previous run (${running[0]}) is still running`;
+      }
+      if (reason) {
+        await recordSkipped({ taskId: i.taskId, runs: [{ runId: i.runId, nominalMs: i.nominalMs, reason, trigger: i.trigger }] });
+        return { outcome: 'skipped', reason };
+      }
+    }
+    const started = await control().start({ definition: d, runId: i.runId, nominalMs: i.nominalMs, trigger: i.trigger, ...(i.cause ? { cause: i.cause } : {}) });
+    if (!started) return { outcome: 'duplicate' };
+    metrics.taskRuns.inc({ status: 'running', trigger: i.trigger });
+    observeLateness(i.trigger, i.nominalMs, started.startedMs);
+    return { outcome: 'started' };
   }
 
   async function recordSkipped(i: { taskId: string; runs: { runId: string; nominalMs: number; reason: string; trigger: RunTrigger }[] }): Promise<void> {
@@ -327,6 +446,13 @@ export function createTaskActivities(deps: TaskActivityDeps) {
         .then(() => outboundRequest(alert.url, { method: 'POST', body, allowHosts: deps.outboundAllowHosts, headers: { 'content-type': 'application/json', 'idempotency-key': `alert:${i.runId}`, ...sign(task, alert.secret, body) } }))
         .catch((err: Error) => store.recordDelivery({ runId: i.runId, taskId: task.task_id, target: 1000, type: 'alert', ok: false, detail: err.message }));
     }
+    const disabled = await autoDisable(i);
+    await wakeWaiting(i.runId);
+    return disabled;
+  }
+
+  async function autoDisable(i: { task: TaskDefinition; runId: string; reason: string }) {
+    const { task } = i;
     const failures = await store.consecutiveFailures(task.task_id);
     if (failures < task.auto_disable_after) return null;
     const row = await store.getTask(task.task_id);
@@ -339,11 +465,75 @@ export function createTaskActivities(deps: TaskActivityDeps) {
   /** An `at` task ran its one fire time: it completes (kept, not deleted). */
   async function completeTask(i: { taskId: string }): Promise<void> {
     const row = await store.getTask(i.taskId);
-    if (!row || row.deleted || row.last_action === TaskAction.Complete) return;
+    // Disabled meanwhile (its run auto-disabled it, or it was paused): it stays as it is.
+    if (!row || row.deleted || !row.enabled || row.last_action === TaskAction.Complete) return;
     await store.appendHistory({ taskId: i.taskId, expectedVersion: row.version, action: TaskAction.Complete, definition: row.definition, enabled: false, reason: 'its one fire time has run' });
   }
 
-  return { taskFireTimes, recordRun, recordSkipped, runAgent, deliverRun, afterFailure, completeTask };
+  /** The run's outcome as signal task_run:<task_id> to the schedulers listening (the run workflow's announceOutcome, from an activity). */
+  async function announce(i: { taskId: string; runId: string; status: 'success' | 'failed' }): Promise<void> {
+    const { event, listeners } = await signals.emitRunOutcome(i);
+    if (event) for (const id of listeners) await control().deliverEvent(id, event);
+  }
+
+  /**
+   * A run's first attempt as a local activity of the run workflow: the agent call, and when
+   * the agent answered with success, the finish the workflow would otherwise do in three more
+   * activities (success logged, delivered, outcome announced). A fast webhook run is then one
+   * workflow task. Failures of the agent call throw, as runAgent's do; a finish
+   * step that fails is returned as not done, for the workflow's retried activities.
+   */
+  async function runFirstAttempt(i: FirstAttemptInput): Promise<FirstAttemptResult> {
+    // A local activity runs again when its workflow task timed out before recording it (an
+    // overloaded worker): in this process it joins the call in flight, or takes the answer it
+    // got, instead of calling the agent a second time.
+    const key = `${i.call.runId}#${i.call.attempt}`;
+    const known = firstAttempts.get(key);
+    if (known) return known;
+    const p = firstAttempt(i);
+    firstAttempts.set(key, p);
+    p.then(
+      () => setTimeout(() => firstAttempts.delete(key), FIRST_ATTEMPT_KEPT_MS).unref(),
+      () => firstAttempts.delete(key),
+    );
+    return p;
+  }
+
+  async function firstAttempt(i: FirstAttemptInput): Promise<FirstAttemptResult> {
+    // Not raced with cancellation: cancel_previous runs do not take this path, and a re-executed
+    // activity joining this call must not inherit the first execution's cancellation.
+    const direct = await runAgent(i.call);
+    if ('awaiting_result' in direct || direct.status === 'failed') return { direct };
+    const { task, runId, nominalMs, startedMs, attempt } = i.call;
+    const finishedMs = Date.now();
+    let done: FirstAttemptResult['done'] = 'none';
+    try {
+      await recordRun({
+        runId,
+        taskId: task.task_id,
+        trigger: i.trigger,
+        nominalMs,
+        status: 'success',
+        startedMs,
+        finishedMs,
+        attempt,
+        processed: direct.processed,
+        errorCount: direct.errors.length,
+        summary: direct.summary,
+        result: direct,
+      });
+      done = 'logged';
+      await deliverRun({ task, runId, nominalMs, startedMs, finishedMs, attempt, status: 'success', answer: direct });
+      done = 'delivered';
+      await announce({ taskId: task.task_id, runId, status: 'success' });
+      done = 'announced';
+    } catch {
+      // Left to the workflow's retried activities, from the step after `done`.
+    }
+    return { direct, done, finishedMs };
+  }
+
+  return { taskFireTimes, recordRun, recordSkipped, fireRun, watchRuns, runAgent, runFirstAttempt, deliverRun, afterFailure, completeTask };
 }
 
 export type TaskActivities = ReturnType<typeof createTaskActivities>;

@@ -13,17 +13,34 @@
  *   burst   --burst tasks (default 200) all firing every minute at second 30.
  *
  * The agent is a local webhook stand-in that answers at once, so a run is its start, one agent
- * call and its log rows. Without --url the benchmark starts a private rig
+ * call and its log rows. It records when each run's call arrived: lateness is given twice,
+ * from the run log (started_at - scheduled_at) and where the agent receives the call.
+ *
+ * Floor (default on; --no-floor skips it): before each scenario, on the same Temporal server,
+ * the same fire pattern is played by a client that starts a do-nothing workflow
+ * (bench/floor/workflow.ts, one no-op local activity whose arrival is timed like the agent
+ * call) at each fire time, from a bench-side worker: what Temporal and the SDK alone cost on
+ * this machine at that moment. With --url, --temporal names the server (no floor without it).
+ *
+ * --kill-worker (private rig only): 25 s into the spread window the worker child gets SIGKILL
+ * and a new one is started at once; nothing may be missed or doubled. A call the agent gets
+ * again with the same Idempotency-Key (a first attempt re-executed after the kill) is counted
+ * as re-sent, not duplicated: the receiver deduplicates it by that key. Without --url the benchmark starts a private rig
  * (test/support/fault-rig.ts: its own Temporal dev server, embedded PostgreSQL, a worker child
  * process, the API in this process); with --url, the worker must allow 127.0.0.1 in
  * OUTBOUND_ALLOW_HOSTS. A fire time counts as expected when it falls inside the window. After
  * the window the bench waits for late runs (until all ran, or no agent call came for 20 s).
  * A fire time is missed when the log has no started run for it (skipped included), duplicated when the agent
- * was called more than once for one run id or a fire time has more than one run id. The tasks
+ * was called under more than one Idempotency-Key for one run id (two attempts of a run it answered) or a
+ * fire time has more than one run id. The tasks
  * are deleted at the end.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { Client } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { floorWorkflow, type FloorActivities } from './floor/workflow';
 import { TimekeeperApiError, TimekeeperClient } from '../api/client';
 import { configureLogger } from '../lib/log';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
@@ -34,6 +51,9 @@ interface Options {
   tasks: number;
   burst: number;
   scenarios: ('spread' | 'burst')[];
+  floor: boolean;
+  temporal?: string;
+  killWorker: boolean;
 }
 
 const USAGE = `usage: npm run bench:tasks -- [options]
@@ -42,19 +62,28 @@ const USAGE = `usage: npm run bench:tasks -- [options]
   --burst N          tasks of the burst scenario (default 200)
   --scenario LIST    spread, burst or both, comma-separated (default spread,burst)
   --url URL          a running Timekeeper (default: start a private rig)
+  --temporal ADDR    with --url: its Temporal server, for the floor
+  --no-floor         skip the engine's floor
+  --kill-worker      SIGKILL the worker 25 s into the spread window, restart it at once (private rig)
 env: BENCH_API_KEY (with --url)`;
 
 function parseArgs(argv: string[]): Options {
   const flags = new Map<string, string>();
+  const switches = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--help' || argv[i] === '-h') {
       console.log(USAGE);
       process.exit(0);
     }
+    if (argv[i] === '--no-floor' || argv[i] === '--kill-worker') {
+      switches.add(argv[i].slice(2));
+      continue;
+    }
     if (argv[i].startsWith('--') && i + 1 < argv.length) flags.set(argv[i].slice(2), argv[++i]);
     else throw new Error(`bad argument ${argv[i]}\n${USAGE}`);
   }
-  for (const k of flags.keys()) if (!['minutes', 'tasks', 'burst', 'scenario', 'url'].includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
+  for (const k of flags.keys()) if (!['minutes', 'tasks', 'burst', 'scenario', 'url', 'temporal'].includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
+  if (switches.has('kill-worker') && flags.has('url')) throw new Error('--kill-worker needs the private rig (no --url)');
   const int = (k: string, d: number) => {
     const n = Number(flags.get(k) ?? d);
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${k} must be a positive integer`);
@@ -62,7 +91,16 @@ function parseArgs(argv: string[]): Options {
   };
   const scenarios = (flags.get('scenario') ?? 'spread,burst').split(',');
   if (scenarios.some((s) => s !== 'spread' && s !== 'burst')) throw new Error(`--scenario takes spread and/or burst\n${USAGE}`);
-  return { url: flags.get('url'), minutes: int('minutes', 5), tasks: int('tasks', 1000), burst: int('burst', 200), scenarios: scenarios as Options['scenarios'] };
+  return {
+    url: flags.get('url'),
+    minutes: int('minutes', 5),
+    tasks: int('tasks', 1000),
+    burst: int('burst', 200),
+    scenarios: scenarios as Options['scenarios'],
+    floor: !switches.has('no-floor'),
+    temporal: flags.get('temporal'),
+    killWorker: switches.has('kill-worker'),
+  };
 }
 
 /** After the window, stop waiting for late runs once the agent had no new call for this long. */
@@ -70,10 +108,17 @@ const SETTLE_MS = 20_000;
 const log = (m: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${m}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The stand-in agent: answers the protocol at once and counts calls per run id. */
+/** When a run's nominal fire time was, from its id `run/<task>/<nominal UTC>`. */
+const nominalOf = (runId: string) => Date.parse(runId.slice(runId.lastIndexOf('/') + 1));
+
+/** The stand-in agent: answers the protocol at once, counts calls per run id and Idempotency-Key, and times each run's first call. */
 async function fastAgent() {
   const calls = new Map<string, number>();
+  const keys = new Map<string, Set<string>>();
+  const firstCallMs = new Map<string, number>();
+  let resent = 0;
   const server = http.createServer((req, res) => {
+    const arrivedMs = Date.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -84,14 +129,113 @@ async function fastAgent() {
         res.writeHead(400).end();
         return;
       }
-      if (body.run_id) calls.set(body.run_id, (calls.get(body.run_id) ?? 0) + 1);
+      if (body.run_id) {
+        calls.set(body.run_id, (calls.get(body.run_id) ?? 0) + 1);
+        if (!firstCallMs.has(body.run_id)) firstCallMs.set(body.run_id, arrivedMs);
+        const key = String(req.headers['idempotency-key'] ?? '');
+        const seen = keys.get(body.run_id) ?? new Set<string>();
+        if (seen.has(key)) resent++;
+        seen.add(key);
+        keys.set(body.run_id, seen);
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ task_id: body.task_id, status: 'success', processed: 1, errors: [], summary: 'ok', next_action: null }));
     });
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`, calls, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`,
+    calls,
+    /** Runs the agent was called for under more than one Idempotency-Key (two attempts although it answered): duplicates. */
+    keys,
+    firstCallMs,
+    resent: () => resent,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+type Agent = Awaited<ReturnType<typeof fastAgent>>;
+
+/**
+ * The engine's floor: a bench-side worker on its own task queue of the same Temporal server,
+ * with the production main worker's slot settings, running bench/floor/workflow.ts; its one
+ * local activity records when it ran.
+ */
+async function startFloor(address: string, namespace: string) {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    /* the private rig in this process installed it already */
+  }
+  const connection = await NativeConnection.connect({ address });
+  const taskQueue = `bench-tasks-floor-${process.pid}-${Date.now()}`;
+  const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error };
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor/workflow'), logger: quiet });
+  const arrived = new Map<number, number>();
+  const activities: FloorActivities = {
+    echo: async (x) => {
+      if (!arrived.has(x)) arrived.set(x, Date.now());
+      return x;
+    },
+  };
+  const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle: { code }, activities });
+  const running = worker.run();
+  return {
+    client: new Client({ connection, namespace }),
+    taskQueue,
+    arrived,
+    close: async () => {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+type Floor = Awaited<ReturnType<typeof startFloor>>;
+
+/** Fire seconds of a scenario's tasks: task i at second i mod 60 (spread) or all at 30 (burst). */
+const secondsOf = (name: 'spread' | 'burst', n: number) => Array.from({ length: n }, (_, i) => (name === 'spread' ? i % 60 : 30));
+
+/** The window: the first whole minute at least 5 s from now, for `minutes` minutes. */
+const windowFrom = () => Math.ceil((Date.now() + 5000) / 60_000) * 60_000;
+
+/**
+ * The floor phase: each fire time of the pattern, a client starts one floor workflow at that
+ * instant; lateness is when its local activity ran, minus the fire time.
+ */
+async function floorPhase(f: Floor, name: 'spread' | 'burst', n: number, minutes: number): Promise<{ expected: number; started: number; p50: number; p99: number; max: number }> {
+  const seconds = secondsOf(name, n);
+  const from = windowFrom();
+  log(`${name} floor: do-nothing workflows at the same fire times, ${new Date(from).toISOString()} for ${minutes} min`);
+  const nominal: number[] = [];
+  const starts: Promise<unknown>[] = [];
+  const bySecond = new Map<number, number[]>();
+  for (const [i, sec] of seconds.entries()) bySecond.set(sec, [...(bySecond.get(sec) ?? []), i]);
+  const timers: NodeJS.Timeout[] = [];
+  for (let m = 0; m < minutes; m++) {
+    for (const [sec, tasks] of bySecond) {
+      const at = from + m * 60_000 + sec * 1000;
+      timers.push(
+        setTimeout(() => {
+          for (const i of tasks) {
+            const key = nominal.push(at) - 1;
+            starts.push(f.client.workflow.start(floorWorkflow, { workflowId: `bench-floor/${f.taskQueue}/${i}/${at}`, taskQueue: f.taskQueue, args: [{ steps: 0, echo: key }] }).catch(() => undefined));
+          }
+        }, at - Date.now()),
+      );
+    }
+  }
+  const expected = n * minutes;
+  await sleep(from + minutes * 60_000 - Date.now());
+  for (let last = -1, quietSince = Date.now(); ; await sleep(1000)) {
+    if (f.arrived.size !== last) [last, quietSince] = [f.arrived.size, Date.now()];
+    if (f.arrived.size >= expected || Date.now() - quietSince > SETTLE_MS) break;
+  }
+  timers.forEach(clearTimeout);
+  await Promise.all(starts);
+  const lateness = [...f.arrived].map(([k, t]) => t - nominal[k]).sort((a, b) => a - b);
+  f.arrived.clear();
+  return { expected, started: lateness.length, p50: pct(lateness, 50), p99: pct(lateness, 99), max: lateness[lateness.length - 1] ?? NaN };
 }
 
 /** Runs `fn` over `items`, `width` at a time, retrying refusals that say "later" (429, 503). */
@@ -125,16 +269,24 @@ interface Figures {
   missed: number;
   skipped: number;
   duplicated: number;
+  resent: number;
   p50: number;
   p99: number;
   max: number;
+  /** Lateness where the agent received the call. */
+  agent: { p50: number; p99: number; max: number };
+  floor?: { expected: number; started: number; p50: number; p99: number; max: number };
+  killedAtMs?: number;
 }
 
-async function scenario(tk: TimekeeperClient, agentUrl: string, calls: Map<string, number>, name: 'spread' | 'burst', n: number, minutes: number): Promise<Figures> {
+async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'burst', n: number, minutes: number, killWorker?: () => Promise<void>): Promise<Figures> {
+  const { url: agentUrl, calls } = agent;
+  const resentBefore = agent.resent();
   const prefix = `bench-${name}-${Date.now().toString(36)}`;
   const ids = Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
   // Task i fires at second i mod 60 (spread) or all at second 30 (burst).
-  const tasks = ids.map((id, i) => ({ id, second: name === 'spread' ? i % 60 : 30 }));
+  const seconds = secondsOf(name, n);
+  const tasks = ids.map((id, i) => ({ id, second: seconds[i] }));
   log(`${name}: creating ${n} tasks`);
   const t0 = Date.now();
   let created = 0;
@@ -157,9 +309,17 @@ async function scenario(tk: TimekeeperClient, agentUrl: string, calls: Map<strin
     if (++created % 100 === 0) log(`${name}: ${created} created`);
   });
   // The window starts at the first whole minute at least 5 s after the last create.
-  const from = Math.ceil((Date.now() + 5000) / 60_000) * 60_000;
+  const from = windowFrom();
   const to = from + minutes * 60_000;
-  log(`${name}: created in ${((Date.now() - t0) / 1000).toFixed(1)} s; measuring ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}`);
+  log(`${name}: created in ${((Date.now() - t0) / 1000).toFixed(1)} s; measuring ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  let killedAtMs: number | undefined;
+  if (killWorker) {
+    await sleep(from + 25_000 - Date.now());
+    killedAtMs = Date.now();
+    log(`${name}: SIGKILL of the worker, a new one starting`);
+    await killWorker();
+    log(`${name}: the new worker polls (${((Date.now() - killedAtMs) / 1000).toFixed(1)} s after the kill)`);
+  }
   await sleep(to - Date.now());
   // A late run still counts (with its lateness): wait until the agent has been called for
   // every fire time of the window, or until no new call came for SETTLE_MS, before deleting
@@ -194,7 +354,6 @@ async function scenario(tk: TimekeeperClient, agentUrl: string, calls: Map<strin
     const byNominal = new Map<string, number>();
     for (const r of runs) {
       byNominal.set(r.scheduled_at, (byNominal.get(r.scheduled_at) ?? 0) + 1);
-      if ((calls.get(r.run_id) ?? 0) > 1) duplicated++;
       if (r.status === 'skipped') skipped++;
       else if (r.started_at) {
         started++;
@@ -204,7 +363,31 @@ async function scenario(tk: TimekeeperClient, agentUrl: string, calls: Map<strin
     for (const k of byNominal.values()) if (k > 1) duplicated += k - 1;
   });
   lateness.sort((a, b) => a - b);
-  return { scenario: name, tasks: n, minutes, expected, started, missed: expected - started, skipped, duplicated, p50: pct(lateness, 50), p99: pct(lateness, 99), max: lateness[lateness.length - 1] ?? NaN };
+  // Where the agent got the call: its first call per run of the window (a run called under two keys is a duplicate).
+  const atAgent: number[] = [];
+  for (const [runId, t] of agent.firstCallMs) {
+    const m = /^run\/(.+)\/([^/]+)$/.exec(runId);
+    if (!m || !ours.has(m[1]) || nominalOf(runId) < from || nominalOf(runId) >= to) continue;
+    atAgent.push(t - nominalOf(runId));
+    if ((agent.keys.get(runId)?.size ?? 0) > 1) duplicated++;
+  }
+  atAgent.sort((a, b) => a - b);
+  return {
+    scenario: name,
+    tasks: n,
+    minutes,
+    expected,
+    started,
+    missed: expected - started,
+    skipped,
+    duplicated,
+    resent: agent.resent() - resentBefore,
+    p50: pct(lateness, 50),
+    p99: pct(lateness, 99),
+    max: lateness[lateness.length - 1] ?? NaN,
+    agent: { p50: pct(atAgent, 50), p99: pct(atAgent, 99), max: atAgent[atAgent.length - 1] ?? NaN },
+    killedAtMs,
+  };
 }
 
 async function main() {
@@ -221,19 +404,34 @@ async function main() {
     tk = rig.tk;
   }
   const agent = await fastAgent();
+  const temporal = rig?.temporalAddress ?? o.temporal;
+  const floor = o.floor && temporal ? await startFloor(temporal, rig?.config.temporalNamespace ?? 'default') : undefined;
   const rows: Figures[] = [];
+  const loadAtStart = os.loadavg();
   try {
-    for (const s of o.scenarios) rows.push(await scenario(tk, agent.url, agent.calls, s, s === 'spread' ? o.tasks : o.burst, o.minutes));
+    for (const s of o.scenarios) {
+      const n = s === 'spread' ? o.tasks : o.burst;
+      const fl = floor ? await floorPhase(floor, s, n, o.minutes) : undefined;
+      const kill = s === 'spread' && o.killWorker && rig ? async () => (await rig!.killWorker(), await rig!.startWorker(), undefined) : undefined;
+      rows.push({ ...(await scenario(tk, agent, s, n, o.minutes, kill)), floor: fl });
+    }
   } finally {
     await agent.close();
+    await floor?.close();
     await rig?.stop();
   }
   const ms = (x: number) => (Number.isNaN(x) ? '-' : `${x} ms`);
-  console.log('\nscenario  tasks  minutes  expected  started  missed (skipped)  duplicated  lateness p50      p99      max');
+  console.log(`\nload average at the start ${loadAtStart.map((x) => x.toFixed(2)).join(' ')}, at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (${os.cpus().length} cores)`);
+  console.log('\nscenario  tasks  minutes  expected  started  missed (skipped)  duplicated  re-sent   lateness (log) p50      p99      max    at the agent p50      p99      max');
   for (const r of rows) {
     console.log(
-      `${r.scenario.padEnd(9)} ${String(r.tasks).padStart(5)}  ${String(r.minutes).padStart(7)}  ${String(r.expected).padStart(8)}  ${String(r.started).padStart(7)}  ${String(r.missed).padStart(6)} (${r.skipped})  ${String(r.duplicated).padStart(10)}  ${ms(r.p50).padStart(12)} ${ms(r.p99).padStart(8)} ${ms(r.max).padStart(8)}`,
+      `${r.scenario.padEnd(9)} ${String(r.tasks).padStart(5)}  ${String(r.minutes).padStart(7)}  ${String(r.expected).padStart(8)}  ${String(r.started).padStart(7)}  ${String(r.missed).padStart(6)} (${r.skipped})  ${String(r.duplicated).padStart(10)}  ${String(r.resent).padStart(7)}  ${ms(r.p50).padStart(18)} ${ms(r.p99).padStart(8)} ${ms(r.max).padStart(8)}  ${ms(r.agent.p50).padStart(15)} ${ms(r.agent.p99).padStart(8)} ${ms(r.agent.max).padStart(8)}`,
     );
+    if (r.floor)
+      console.log(
+        `  floor (do-nothing workflow started by a client at the same fire times): ${r.floor.started} of ${r.floor.expected} ran, lateness p50 ${ms(r.floor.p50)}, p99 ${ms(r.floor.p99)}, max ${ms(r.floor.max)}`,
+      );
+    if (r.killedAtMs) console.log(`  the worker was killed (SIGKILL) at ${new Date(r.killedAtMs).toISOString()} and restarted at once`);
   }
   const spread = rows.find((r) => r.scenario === 'spread');
   if (spread) console.log(`\nspread targets (p99 <= 1000 ms, 0 missed, 0 duplicated): ${spread.p99 <= 1000 && spread.missed === 0 && spread.duplicated === 0 ? 'met' : 'MISSED'}`);

@@ -4,19 +4,22 @@
  * version), then sent to the task's scheduler workflow with signal-with-start, so a scheduler
  * that is missing (never started, or lost) is started again from the stored state. SDK
  * failures come out as DomainErrors, classified by type. Runs started from here (trigger,
- * backfill) are the same run workflow the scheduler starts.
+ * backfill, and the scheduler's local activity through worker/run-control.ts) all go through
+ * startRun: their start logged, then the run workflow started.
  */
-import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import type { SignalEvent } from '../lib/domain/signals';
 import { canonicalize } from '../lib/domain/canonical-json';
 import { LIMITS } from '../lib/domain/limits';
 import { resultErrors, type ResultOutcome, type ResultReport } from '../lib/domain/task-results';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
-import { TaskAction, manualRunId, runId as runIdOf, schedulerWorkflowId, taskErrors, type RunTrigger, type TaskDefinition } from '../lib/domain/tasks';
+import { TaskAction, manualRunId, runId as runIdOf, schedulerWorkflowId, taskErrors, type TaskDefinition } from '../lib/domain/tasks';
 import { RunStatusKey, TaskIdKey } from '../lib/search-attributes';
 import { TaskStore, type TaskRow } from '../lib/store/tasks';
-import { RunQueues, SchedulerState, TaskChange, changedSignal, resultUpdate, schedulerStateQuery } from '../workflows/tasks/messages';
+import { OpenRunStore } from '../lib/store/task-runs-open';
+import { RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
 import { domainErrorOf, isDeadline, workflowGone } from './failures';
 import { taskRunWorkflow } from '../workflows/tasks/run';
 import { taskSchedulerWorkflow } from '../workflows/tasks/scheduler';
@@ -31,9 +34,11 @@ export interface TaskClientOptions {
 
 export class TaskClient {
   private readonly store: TaskStore;
+  private readonly openRuns: OpenRunStore;
 
   constructor(private readonly opts: TaskClientOptions) {
     this.store = new TaskStore(opts.pool);
+    this.openRuns = new OpenRunStore(opts.pool);
   }
 
   /** Stores a validated definition (version 1) and starts its scheduler. */
@@ -72,7 +77,7 @@ export class TaskClient {
     if (current.deleted) throw taskErrors.deleted(current.task_id);
     const nowMs = Date.now();
     const runId = manualRunId(current.task_id, nowMs);
-    await this.startRun(current.definition, runId, nowMs, 'manual');
+    await this.startRun({ definition: current.definition, runId, nominalMs: nowMs, trigger: 'manual' });
     return { runId };
   }
 
@@ -135,39 +140,95 @@ export class TaskClient {
     const todo = fireTimesMs.filter((t) => !logged.has(ids.get(t)!));
     for (let i = 0; i < todo.length; i += LIMITS.taskBackfillStartsAtOnce) {
       const batch = todo.slice(i, i + LIMITS.taskBackfillStartsAtOnce);
-      const outcomes = await Promise.all(batch.map((t) => this.startRun(d, ids.get(t)!, t, 'backfill')));
+      const outcomes = await Promise.all(batch.map((t) => this.startRun({ definition: d, runId: ids.get(t)!, nominalMs: t, trigger: 'backfill' })));
       batch.forEach((t, j) => (outcomes[j] ? started : alreadyRun).push(t));
     }
     const order = (a: number, b: number) => a - b;
     return { started: started.sort(order), alreadyRun: alreadyRun.sort(order) };
   }
 
-  /** The scheduler's own view (next fire time, running runs), or undefined when it does not answer. */
+  /**
+   * The scheduler's own view (next fire time), or undefined when it does not answer. Its
+   * running runs are the log's open runs: since issue 15 the scheduler no longer follows its
+   * runs (it starts them from a local activity), so they are read where overlap reads them.
+   */
   async schedulerState(taskId: string): Promise<SchedulerState | undefined> {
     try {
-      return await this.opts.client.withDeadline(Date.now() + 3000, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery));
+      const [state, open] = await Promise.all([
+        this.opts.client.withDeadline(Date.now() + 3000, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery)),
+        this.openRuns.openRuns(taskId),
+      ]);
+      return { ...state, running: [...new Set([...state.running, ...open])] };
     } catch {
       return undefined;
     }
   }
 
-  /** Starts one run workflow; false when that run id was already started (REJECT_DUPLICATE). */
-  private async startRun(d: TaskDefinition, runId: string, nominalMs: number, trigger: RunTrigger): Promise<boolean> {
+  /**
+   * Starts one run: logs its start (`running`, attempt 1: a run counts as running from here
+   * until its finish is logged, whatever its workflow does) and starts its workflow with
+   * REJECT_DUPLICATE, so a run id runs once. The log row comes first: a run that finishes at
+   * once can never have its finish followed by a later `running` row, and a start retried
+   * after a crash finds its row (ON CONFLICT DO NOTHING). Undefined when that run id was
+   * already started. The scheduler's local activity starts its runs through this too
+   * (worker/run-control.ts).
+   */
+  async startRun(r: RunStart): Promise<{ startedMs: number } | undefined> {
+    const d = r.definition;
+    const startedMs = Date.now();
+    await this.store.recordRun({ runId: r.runId, taskId: d.task_id, status: 'running', trigger: r.trigger, nominalMs: r.nominalMs, startedMs, attempt: 1 });
     try {
       await this.opts.client.workflow.start(taskRunWorkflow, {
-        workflowId: runId,
+        workflowId: r.runId,
         taskQueue: d.priority === 'core' ? this.opts.runQueues.core : this.opts.runQueues.default,
-        args: [{ taskId: d.task_id, runId, definition: d, nominalMs, trigger, schedulerId: schedulerWorkflowId(d.task_id) }],
+        args: [{ taskId: d.task_id, runId: r.runId, definition: d, nominalMs: r.nominalMs, trigger: r.trigger, schedulerId: schedulerWorkflowId(d.task_id), startedMs, ...(r.cause ? { cause: r.cause } : {}) }],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         typedSearchAttributes: new TypedSearchAttributes([
           { key: TaskIdKey, value: d.task_id },
           { key: RunStatusKey, value: 'running' },
         ]),
       });
-      return true;
+      return { startedMs };
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
       throw this.classify(err);
+    }
+  }
+
+  /** Requests cancellation of a run (overlap cancel_previous); a closed or unknown run is left alone. */
+  async cancelRun(runId: string): Promise<void> {
+    try {
+      await this.opts.client.workflow.getHandle(runId).cancel();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
+
+  /** True when the run's workflow is closed or unknown (terminated, timed out, lost with its history). */
+  async runClosed(runId: string): Promise<boolean> {
+    try {
+      return (await this.opts.client.workflow.getHandle(runId).describe()).status.name !== 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return true;
+      throw err;
+    }
+  }
+
+  /** Tells a task's scheduler that a run it waits for has finished; a scheduler not running is left alone (it finds out when it starts). */
+  async wakeScheduler(taskId: string, runId: string): Promise<void> {
+    await this.signalScheduler(taskId, (h) => h.signal(runFinishedSignal, runId));
+  }
+
+  /** A signal event (a run's outcome) for a listening task's scheduler; one not running misses it (its condition reads the streak again). */
+  async deliverEvent(taskId: string, event: SignalEvent): Promise<void> {
+    await this.signalScheduler(taskId, (h) => h.signal(signalEventSignal, event));
+  }
+
+  private async signalScheduler(taskId: string, send: (h: WorkflowHandle) => Promise<void>): Promise<void> {
+    try {
+      await send(this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)));
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
   }
 

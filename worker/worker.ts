@@ -15,6 +15,7 @@ import { TaskStore } from '../lib/store/tasks';
 import { followUpCreator } from './follow-ups';
 import { TaskSecrets } from '../lib/task-secrets';
 import { startHeartbeat } from './heartbeat';
+import { runControl } from './run-control';
 import { taskRunQueues } from '../lib/config';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 
@@ -73,7 +74,8 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   const queues = opts.tasks?.queues ?? taskRunQueues({ taskQueue: opts.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
   // Follow-up tasks (next_action) are created as the API creates tasks: validated, stored, their scheduler started.
   const secrets = opts.tasks?.secrets ?? TaskSecrets.ephemeral();
-  const followUps = followUpCreator(new TaskClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, runQueues: queues }), new TaskStore(opts.pool), {
+  const taskClient = new TaskClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, runQueues: queues });
+  const followUps = followUpCreator(taskClient, new TaskStore(opts.pool), {
     outboundAllowHosts: opts.tasks?.outboundAllowHosts ?? [],
     agentSecrets: opts.tasks?.agentSecrets ?? [],
   }, secrets);
@@ -88,6 +90,8 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     publicUrl: opts.tasks?.publicUrl,
     artifactsDir: opts.tasks?.artifactsDir,
     followUps,
+    // Schedulers start their runs from a local activity, and finished runs wake waiting schedulers, through the task client.
+    runs: runControl(taskClient),
   });
   const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
   const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs };
@@ -103,7 +107,8 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     nonStickyToStickyPollRatio: 0.5,
   });
   const runWorker = (taskQueue: string, slots: number) =>
-    Worker.create({ ...common, taskQueue, maxConcurrentActivityTaskExecutions: slots, maxCachedWorkflows: LIMITS.taskRunWorkerCachedWorkflows });
+    // A run's first attempt is a local activity (workflows/tasks/run.ts): the same slots bound those agent calls.
+    Worker.create({ ...common, taskQueue, maxConcurrentActivityTaskExecutions: slots, maxConcurrentLocalActivityExecutions: slots, maxCachedWorkflows: LIMITS.taskRunWorkerCachedWorkflows });
   const workers = [
     main,
     await runWorker(queues.default, opts.tasks?.slotsDefault ?? TUNABLE.taskSlotsDefault.default),

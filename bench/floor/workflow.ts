@@ -10,6 +10,9 @@
  *   on a workflow started without input that stays open; and `floorLocal`, whose handler
  *   awaits one no-op local activity: the least any design costs in which the workflow itself
  *   writes (an activity result must come back into the workflow before the Update answers).
+ * - bench/tasks.ts: started by a client at each fire time with `steps: 0, echo`, it runs one
+ *   no-op local activity (whose arrival the bench times, as the stand-in agent times a run's
+ *   call) and completes: what starting and finishing one run costs the engine.
  * - bench/intents.ts: shaped like an intent's life: update-with-start `open`, update `step`,
  *   update `finish` that completes the run; `steps: 0` completes in its first workflow task
  *   (the bare start).
@@ -30,8 +33,10 @@ export const openUpdate = defineUpdate<number, []>('open');
 export const stepUpdate = defineUpdate<number, []>('step');
 export const finishUpdate = defineUpdate<number, []>('finish');
 
-export async function floorWorkflow(input: { steps?: number } = {}): Promise<number> {
+export async function floorWorkflow(input: { steps?: number; echo?: number } = {}): Promise<number> {
   let n = 0;
+  // bench/tasks.ts: one no-op local activity first, as a run's one local activity calls its agent (the bench times its arrival).
+  if (input.echo !== undefined) await echo(input.echo);
   let finished = input.steps === 0;
   setHandler(floorUpdate, (x: number) => x);
   setHandler(floorLocalUpdate, (x: number) => echo(x));

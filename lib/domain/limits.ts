@@ -297,6 +297,11 @@ export const LIMITS = {
   taskMisfireGraceMaxS: 24 * 3600,
   /** A fire this late still counts as on time (a busy worker, not downtime), whatever the misfire grace. */
   taskOnTimeSlackMs: 5_000,
+  /**
+   * A scheduler holding a buffer_one fire time tries it again at least this often: the run it
+   * waits for wakes it on finishing (task_run_wakes), this only covers a wake that was lost.
+   */
+  taskBufferedRecheckMs: 30_000,
   /** run_all after an outage starts at most this many missed runs: no burst of stale runs. */
   taskMisfireRunAllMax: 100,
   /**

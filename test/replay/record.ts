@@ -147,6 +147,50 @@ function intents(ctx: Ctx, retentionS = 604800): IntentClient {
 }
 
 /** As the API builds it (api/app.ts). */
+/** A webhook stand-in answering the protocol for `taskId` after `delayMs`. */
+async function answeringAgent(taskId: string, processed: number, summary: string, delayMs: number): Promise<http.Server> {
+  const agent = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () =>
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ task_id: taskId, status: 'success', processed, errors: [], summary, next_action: null })), delayMs),
+    );
+  });
+  await new Promise<void>((ok) => agent.listen(0, '127.0.0.1', () => ok()));
+  return agent;
+}
+
+/** A task definition calling the stand-in `agent` on `trigger`. */
+const webhookTask = (taskId: string, name: string, agent: http.Server, prompt: string, trigger: TaskDefinition['trigger']): TaskDefinition => ({
+  ...TASK_DEFAULTS,
+  task_id: taskId,
+  name,
+  trigger,
+  agent: { type: 'webhook', url: `http://127.0.0.1:${(agent.address() as AddressInfo).port}/agent`, prompt_template: prompt },
+  delivery: [],
+  tags: [],
+});
+
+/** Waits (30 s at most) until the task has `n` successful runs; returns them, newest first. */
+async function successes(store: TaskStore, taskId: string, n: number): Promise<{ run_id: string }[]> {
+  const end = Date.now() + 30000;
+  let done: { run_id: string }[] = [];
+  while ((done = (await store.runsOfTask(taskId, 20)).filter((r) => r.status === 'success')).length < n) {
+    assert(Date.now() < end, `${taskId}: ${n} runs succeed`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return done;
+}
+
+/** Deletes the task, waits for its scheduler to end, and returns its (single) run's history. */
+async function deleteAndFetchScheduler(ctx: Ctx, tc: TaskClient, store: TaskStore, taskId: string) {
+  await tc.delete((await store.getTask(taskId))!);
+  const scheduler = ctx.client.workflow.getHandle(schedulerWorkflowId(taskId));
+  await scheduler.result();
+  const schedulerRuns = await fetchRuns(ctx, scheduler);
+  assert(schedulerRuns.length === 1, `${taskId}: one scheduler run`);
+  return schedulerRuns;
+}
+
 function tasks(ctx: Ctx): TaskClient {
   return new TaskClient({ client: ctx.client, pool: ctx.pool, taskQueue: ctx.taskQueue, runQueues: taskRunQueues({ taskQueue: ctx.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined }) });
 }
@@ -324,43 +368,43 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
   },
 
   /**
-   * (j) a task on an interval of 1 s whose webhook agent answers at once: the scheduler starts
-   * two runs on its timers (each a child workflow `run/<task>/<nominal>`), then the task is
-   * deleted and the scheduler ends. Recorded: the scheduler's history and its first run's.
+   * (k) buffer_one on the fireRun path (issue 15): a 1 s aligned interval whose agent takes
+   * 1.5 s; a fire time during the first run waits (a wake asked for in task_run_wakes), the
+   * run's finish signals run-finished and the waiting fire time starts; then the task is
+   * deleted. Recorded: the scheduler's history.
    */
-  async 'task-scheduler-interval'(ctx) {
-    const taskId = 'record-interval';
-    const agent = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () =>
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ task_id: taskId, status: 'success', processed: 2, errors: [], summary: 'checked', next_action: null })),
-      );
-    });
-    await new Promise<void>((ok) => agent.listen(0, '127.0.0.1', () => ok()));
+  async 'task-scheduler-buffer'(ctx) {
+    const taskId = 'record-buffer';
+    const agent = await answeringAgent(taskId, 1, 'slow', 1500);
     try {
       const tc = tasks(ctx);
       const store = new TaskStore(ctx.pool);
-      const definition: TaskDefinition = {
-        ...TASK_DEFAULTS,
-        task_id: taskId,
-        name: 'Record an interval task',
-        trigger: { type: 'interval', every_s: 1, mode: 'from_last_start' },
-        agent: { type: 'webhook', url: `http://127.0.0.1:${(agent.address() as AddressInfo).port}/agent`, prompt_template: 'check {{task_name}} at {{now_utc}}' },
-        delivery: [],
-        tags: [],
-      };
-      await tc.create(definition, true);
-      const end = Date.now() + 30000;
-      let done: { run_id: string }[] = [];
-      while ((done = (await store.runsOfTask(taskId, 10)).filter((r) => r.status === 'success')).length < 2) {
-        assert(Date.now() < end, `${taskId}: two runs succeed`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      await tc.delete((await store.getTask(taskId))!);
-      const scheduler = ctx.client.workflow.getHandle(schedulerWorkflowId(taskId));
-      await scheduler.result();
-      const schedulerRuns = await fetchRuns(ctx, scheduler);
-      assert(schedulerRuns.length === 1, `${taskId}: one scheduler run`);
+      await tc.create({ ...webhookTask(taskId, 'Record a buffer_one task', agent, 'slow {{task_name}}', { type: 'interval', every_s: 1, mode: 'aligned' }), overlap: 'buffer_one' }, true);
+      await successes(store, taskId, 2);
+      const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
+      const signalled = schedulerRuns[0].events!.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'run-finished');
+      assert(signalled, `${taskId}: the scheduler was woken by run-finished`);
+      return [{ name: 'task-scheduler-buffer', history: schedulerRuns[0] }];
+    } finally {
+      await new Promise((ok) => agent.close(() => ok(undefined)));
+    }
+  },
+
+  /**
+   * (j) a task on an interval of 1 s whose webhook agent answers at once: the scheduler starts
+   * two runs on its timers (before issue 15 each a child workflow `run/<task>/<nominal>`; since
+   * then each started by the local activity fireRun, and the run is one local activity), then
+   * the task is deleted and the scheduler ends. Recorded: the scheduler's history and its first run's.
+   */
+  async 'task-scheduler-interval'(ctx) {
+    const taskId = 'record-interval';
+    const agent = await answeringAgent(taskId, 2, 'checked', 0);
+    try {
+      const tc = tasks(ctx);
+      const store = new TaskStore(ctx.pool);
+      await tc.create(webhookTask(taskId, 'Record an interval task', agent, 'check {{task_name}} at {{now_utc}}', { type: 'interval', every_s: 1, mode: 'from_last_start' }), true);
+      const done = await successes(store, taskId, 2);
+      const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
       const first = done[done.length - 1].run_id;
       const run = ctx.client.workflow.getHandle(first);
       assert(((await run.result()) as RunResult).status === 'success', `${first}: success`);

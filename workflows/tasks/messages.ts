@@ -62,6 +62,18 @@ export interface RunInput {
   schedulerId: string;
   /** Why a signal-triggered run woke (the event, or the condition that held): the time context says it. */
   cause?: string;
+  /** When its starter logged the start (`running`, attempt 1); absent in runs started before issue 15 (the run logs it). */
+  startedMs?: number;
+}
+
+/** One run to start (TaskClient.startRun: the scheduler's local activity, trigger, backfill). */
+export interface RunStart {
+  definition: TaskDefinition;
+  runId: string;
+  nominalMs: number;
+  trigger: RunTrigger;
+  /** Why a signal-triggered run woke, for its time context. */
+  cause?: string;
 }
 
 export interface RunResult {
@@ -86,6 +98,8 @@ export interface RunState {
 export const changedSignal = defineSignal<[TaskChange]>('changed');
 /** A signal (POST /v1/signals, or a task run's outcome) for a task whose delay or condition trigger reads its name. */
 export const signalEventSignal = defineSignal<[SignalEvent]>('event');
+/** A run the scheduler asked to be woken for (task_run_wakes) has logged its finish: the run id. */
+export const runFinishedSignal = defineSignal<[string]>('run-finished');
 export const schedulerStateQuery = defineQuery<SchedulerState>('state');
 export const runStateQuery = defineQuery<RunState>('state');
 /** An agent's result for a run that waits for it (POST /v1/runs/{run_id}/result); refusals come from the validator. */

@@ -5,6 +5,11 @@
  * (results.ts) within the same timeout_s; retry along the backoff list on durable timers, log the outcome, deliver, and on a final
  * failure put the run in the needs-attention queue, alert, and auto-disable the task after
  * too many failures in a row. The run's state shows in the Temporal UI as RunStatus.
+ *
+ * Since issue 15 the starter logs the start (input.startedMs), and the first attempt is one
+ * local activity that also finishes a successful run (log, delivery, outcome signal): a fast
+ * agent's run costs one workflow task. Failures fall back to the activities and durable
+ * timers below; agents that report later are waited for as before.
  */
 import {
   ActivityFailure,
@@ -15,16 +20,20 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { SignalActivities } from '../../activities/signals';
-import type { TaskActivities } from '../../activities/tasks';
+import type { FirstAttemptResult, TaskActivities } from '../../activities/tasks';
 import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/task-results';
 import { CANCELLED_REASON_PREFIX, backoffBeforeAttempt, schedulerWorkflowId, type AgentAnswer } from '../../lib/domain/tasks';
 import { RunInput, RunResult, RunState, RunStatusKey, changedSignal, runStateQuery, signalEventSignal } from './messages';
 import { ResultInbox } from './results';
+
+/** Issue 15: attempt 1 (and a successful run's finish) as one local activity; older histories replay with activities. */
+export const FIRST_ATTEMPT_LOCAL = 'task-run-first-attempt-local';
 
 // Short: these are single inserts (and outgoing deliveries); one lost with a crashed worker is retried soon.
 const log = proxyActivities<TaskActivities>({
@@ -67,13 +76,25 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
   };
   const base = { runId: input.runId, taskId: input.taskId, trigger: input.trigger, nominalMs: input.nominalMs };
-  const startedMs = Date.now();
+  // Runs started since issue 15 had their start logged by the starter (TaskClient.startRun).
+  const startedMs = input.startedMs ?? Date.now();
 
   // Each attempt is one activity with no retries of its own: the backoff list below is the ladder.
   const agent = proxyActivities<TaskActivities>({
     startToCloseTimeout: `${task.timeout_s} seconds`,
     retry: { maximumAttempts: 1 },
   });
+  // The first attempt, with a successful run's whole finish, as one local activity (issue 15): a
+  // fast agent's run is one workflow task. Not for cancel_previous: a workflow task waiting on a
+  // local activity sees no cancellation until it returns, and a replaced run must stop at once.
+  const firstLocal = task.overlap !== 'cancel_previous' && patched(FIRST_ATTEMPT_LOCAL);
+  const local = proxyLocalActivities<TaskActivities>({
+    startToCloseTimeout: `${task.timeout_s} seconds`,
+    retry: { maximumAttempts: 1 },
+  });
+  /** How far the first attempt's local activity got with a successful run's finish. */
+  let finished: { done: NonNullable<FirstAttemptResult['done']>; finishedMs: number } | undefined;
+  const call = (attempt: number) => ({ task, runId: input.runId, trigger: input.trigger, nominalMs: input.nominalMs, startedMs, attempt, ...(input.cause ? { cause: input.cause } : {}) });
 
   /**
    * One attempt's answer: the agent's HTTP answer, or — for an agent that reports later — the
@@ -86,7 +107,15 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     try {
       let direct: AgentAnswer | AwaitingResult;
       try {
-        direct = await agent.runAgent({ task, runId: input.runId, trigger: input.trigger, nominalMs: input.nominalMs, startedMs, attempt, ...(input.cause ? { cause: input.cause } : {}) });
+        if (attempt === 1 && firstLocal) {
+          const r = await local.runFirstAttempt({ call: call(attempt), trigger: input.trigger });
+          // A success the activity began to finish is the run's answer (logged there already).
+          if (r.done !== undefined) {
+            finished = { done: r.done, finishedMs: r.finishedMs! };
+            return r.direct as AgentAnswer;
+          }
+          direct = r.direct;
+        } else direct = await agent.runAgent(call(attempt));
       } catch (err) {
         if (inbox.result && !isCancellation(err)) return inbox.result;
         throw err;
@@ -112,7 +141,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   let lastFailedAnswer: AgentAnswer | undefined;
   let reason = '';
   try {
-    await log.recordRun({ ...base, status: 'running', startedMs, attempt: 1 });
+    if (input.startedMs === undefined) await log.recordRun({ ...base, status: 'running', startedMs, attempt: 1 });
     for (let attempt = 1; attempt <= task.retry.max_attempts; attempt++) {
       state.attempt = attempt;
       // The answer this attempt got (also a `failed` one): kept in the log, so a result sent again after the run ended is recognised.
@@ -146,10 +175,11 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     return { runId: input.runId, status: 'failed', attempts: state.attempt, reason: 'cancelled' };
   }
 
-  const finishedMs = Date.now();
+  const finishedMs = finished?.finishedMs ?? Date.now();
   const attempts = state.attempt;
   if (answer) {
-    await log.recordRun({
+    const step = ['none', 'logged', 'delivered', 'announced'].indexOf(finished?.done ?? 'none');
+    if (step < 1) await log.recordRun({
       ...base,
       status: 'success',
       startedMs,
@@ -161,8 +191,8 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
       result: answer,
     });
     setStatus('success');
-    await log.deliverRun({ task, runId: input.runId, nominalMs: input.nominalMs, startedMs, finishedMs, attempt: attempts, status: 'success', answer });
-    await announceOutcome(input, 'success');
+    if (step < 2) await log.deliverRun({ task, runId: input.runId, nominalMs: input.nominalMs, startedMs, finishedMs, attempt: attempts, status: 'success', answer });
+    if (step < 3) await announceOutcome(input, 'success');
     return { runId: input.runId, status: 'success', attempts, answer };
   }
 

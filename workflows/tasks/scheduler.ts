@@ -14,6 +14,7 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -26,10 +27,18 @@ import { triggerSignalNames } from '../../lib/domain/conditions';
 import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/signal-triggers';
 import type { SignalEvent } from '../../lib/domain/signals';
 import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
-import { RunInput, RunStatusKey, SchedulerInput, SchedulerState, TaskChange, TaskIdKey, changedSignal, schedulerStateQuery, signalEventSignal } from './messages';
+import { RunInput, RunStatusKey, SchedulerInput, SchedulerState, TaskChange, TaskIdKey, changedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
 import { taskRunWorkflow } from './run';
 
 const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: '10 seconds' });
+// Starting a run is a PostgreSQL insert and a Temporal start: retried while either is down (the fire time waits, then runs).
+const { fireRun, watchRuns } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', maximumInterval: '10 seconds' } });
+
+/**
+ * Issue 15: runs are started by the local activity fireRun (overlap decided from the run log),
+ * not as child workflows. Histories from before it replay on the child-workflow path.
+ */
+export const START_RUNS_BY_ACTIVITY = 'task-runs-started-by-activity';
 const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: '10 seconds' });
 const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '10 seconds',
@@ -46,6 +55,13 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   let starting = 0;
   const busy = () => running.size + starting;
   let buffered: { nominalMs: number; trigger: RunTrigger; extra?: { runId?: string; cause?: string } } | undefined;
+  /** Runs are started by fireRun (START_RUNS_BY_ACTIVITY): set at the first fire time that takes that path. */
+  let viaActivity = false;
+  /** run-finished signals since the buffered fire time was last tried (a run it waited for has logged its finish). */
+  let wakes = 0;
+  setHandler(runFinishedSignal, () => {
+    wakes++;
+  });
   let nextFireMs: number | null = null;
   /** Signals not yet taken in (delay and condition triggers); a paused task drops them. */
   const inbox: SignalEvent[] = [];
@@ -119,15 +135,69 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
 
   const onDone = (id: string) => () => {
     running.delete(id);
-    if (buffered && busy() === 0) {
+    // On the fireRun path a buffered fire time is tried again on run-finished (or the recheck timer).
+    if (buffered && busy() === 0 && !viaActivity) {
       const b = buffered;
       buffered = undefined;
       void start(b.nominalMs, b.trigger, b.extra);
     }
   };
 
+  /**
+   * The fireRun path: one local activity applies the overlap policy against the runs the log
+   * says are running and starts the run; a buffer_one fire time it leaves waiting is kept here
+   * and tried again when a run it waits for finishes (run-finished) or at the recheck.
+   */
+  async function fireByActivity(nominalMs: number, trigger: RunTrigger, extra: RunExtra, mayWait: boolean): Promise<void> {
+    const d = def();
+    const runId = extra.runId ?? runIdOf(s.taskId, nominalMs);
+    const r = await fireRun({ taskId: s.taskId, runId, definition: d, nominalMs, trigger, mayWait, ...(extra.cause ? { cause: extra.cause } : {}) });
+    if (r.outcome === 'started') fires++;
+    else if (r.outcome === 'waiting') buffered = { nominalMs, trigger, extra };
+  }
+
+  /** The fire time waiting under buffer_one, tried again (it may wait again). */
+  async function tryBuffered(): Promise<void> {
+    wakes = 0;
+    if (!buffered) return;
+    const b = buffered;
+    buffered = undefined;
+    await fireByActivity(b.nominalMs, b.trigger, b.extra ?? {}, true);
+  }
+
+  /**
+   * Waits up to `ms` for `until` (or a change); on the fireRun path a buffered fire time is
+   * tried whenever a run it waits for finishes, and at least every taskBufferedRecheckMs (a
+   * wake lost with a crashed worker). True when `until` held.
+   */
+  async function waitFor(until: () => boolean, ms: number | undefined): Promise<boolean> {
+    const end = ms === undefined ? undefined : Date.now() + ms;
+    for (;;) {
+      if (!viaActivity || !buffered) return ms === undefined ? condition(until).then(() => true) : condition(until, Math.max(1, end! - Date.now()));
+      const left = end === undefined ? LIMITS.taskBufferedRecheckMs : Math.min(end - Date.now(), LIMITS.taskBufferedRecheckMs);
+      if (left <= 0) return false;
+      const held = await condition(() => until() || wakes > 0, left);
+      if (until()) return true;
+      if (!held && end !== undefined && Date.now() >= end) return false;
+      await tryBuffered();
+    }
+  }
+
+  /** Waits (fireRun path) until the log says the task's runs have finished, or the task changes: a wake is asked for each open run. */
+  async function runsFinished(): Promise<void> {
+    while (!changed) {
+      wakes = 0;
+      if ((await watchRuns({ taskId: s.taskId })) === 0) return;
+      await condition(() => changed || wakes > 0, LIMITS.taskBufferedRecheckMs);
+    }
+  }
+
   /** The overlap policy decides whether this fire time starts a run now, later, or never. */
   async function fire(nominalMs: number, trigger: RunTrigger, extra: RunExtra = {}): Promise<void> {
+    if (viaActivity || patched(START_RUNS_BY_ACTIVITY)) {
+      viaActivity = true;
+      return fireByActivity(nominalMs, trigger, extra, !buffered);
+    }
     const d = def();
     if (busy() === 0) return start(nominalMs, trigger, extra);
     switch (d.overlap) {
@@ -166,8 +236,8 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       const wake = nextWakeMs(st);
       nextFireMs = wake;
       if (inbox.length === 0) {
-        if (wake === null) await condition(() => changed || inbox.length > 0);
-        else await condition(() => changed || inbox.length > 0, Math.max(1, wake - Date.now()));
+        if (wake === null) await waitFor(() => changed || inbox.length > 0, undefined);
+        else await waitFor(() => changed || inbox.length > 0, Math.max(1, wake - Date.now()));
       }
       if (changed) break;
       for (const e of inbox.splice(0)) {
@@ -205,7 +275,8 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     if (next === undefined) {
       // Nothing left to fire (an `at` task after its run): wait for its runs, then complete.
       if (d.trigger.type === 'at') {
-        await condition(() => changed || busy() === 0);
+        if (viaActivity) await runsFinished();
+        else await condition(() => changed || busy() === 0);
         if (changed) {
           changed = false;
           continue;
@@ -219,7 +290,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       continue;
     }
     const wait = next - Date.now();
-    if (wait > 0 && (await condition(() => changed, wait))) {
+    if (wait > 0 && (await waitFor(() => changed, wait))) {
       changed = false;
       continue;
     }

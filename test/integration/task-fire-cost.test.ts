@@ -1,0 +1,76 @@
+/**
+ * What one fire costs Temporal since issue 15, read from the real histories: the scheduler
+ * starts runs from a local activity (no child workflow, one workflow task per fire), a fast
+ * webhook run is one workflow task with no activity task, and a run's finish signals its
+ * scheduler only when it waits for it (buffer_one). Real Temporal and PostgreSQL.
+ */
+import { temporal } from '@temporalio/proto';
+import { schedulerWorkflowId } from '../../lib/domain/tasks';
+import { eventually, protocolAnswer } from '../support/fake-services';
+import { useTaskTestSystem } from '../support/task-system';
+
+const t = useTaskTestSystem();
+type Event = temporal.api.history.v1.IHistoryEvent;
+
+async function historyOf(workflowId: string): Promise<Event[]> {
+  return (await t.sys.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+}
+/** Event types by name without the EVENT_TYPE_ prefix (the client decodes them as enum numbers). */
+const names = (events: Event[]) => events.map((e) => String(temporal.api.enums.v1.EventType[e.eventType ?? 0]).replace('EVENT_TYPE_', ''));
+
+async function fastAgentUrl(delayMs = 0) {
+  const s = await t.server(async (r) => {
+    if (delayMs) await new Promise((ok) => setTimeout(ok, delayMs));
+    return { body: protocolAnswer(JSON.parse(r.body).task_id) };
+  });
+  return s.url;
+}
+
+test('a fire is one workflow task of the scheduler and a fast run one workflow task, with no child workflow and no activity task', async () => {
+  const id = t.uid('cost');
+  await t.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 1, mode: 'aligned' }, agent: { type: 'webhook', url: await fastAgentUrl(), prompt_template: 'go' } });
+  const runs = await eventually(async () => {
+    const rs = (await t.runsOldestFirst(id)).filter((r) => r.status === 'success');
+    return rs.length >= 3 ? rs : undefined;
+  }, 20_000);
+  await t.tk.tasks.delete(id);
+  await t.sys.client.workflow.getHandle(schedulerWorkflowId(id)).result();
+
+  const scheduler = names(await historyOf(schedulerWorkflowId(id)));
+  expect(scheduler.filter((n) => n.includes('CHILD_WORKFLOW'))).toEqual([]);
+  expect(scheduler.filter((n) => n.startsWith('ACTIVITY_TASK'))).toEqual([]);
+  // No run woke it: nothing asked (overlap skip, runs over before the next fire time).
+  expect(scheduler.filter((n) => n === 'WORKFLOW_EXECUTION_SIGNALED').length).toBe(2); // the create's and the delete's `changed`
+  const fired = scheduler.filter((n) => n === 'TIMER_FIRED').length;
+  const wfts = scheduler.filter((n) => n === 'WORKFLOW_TASK_COMPLETED').length;
+  // One per fire, plus the first (start) and the delete's.
+  expect(fired).toBeGreaterThanOrEqual(3);
+  expect(wfts).toBeLessThanOrEqual(fired + 2);
+
+  for (const r of runs) {
+    const run = names(await historyOf(r.run_id));
+    expect(run.filter((n) => n === 'WORKFLOW_TASK_COMPLETED')).toHaveLength(1);
+    expect(run.filter((n) => n.startsWith('ACTIVITY_TASK'))).toEqual([]);
+    // Started by a client (the scheduler's local activity), so it has no parent.
+    const started = (await historyOf(r.run_id))[0].workflowExecutionStartedEventAttributes!;
+    expect(started.parentWorkflowExecution ?? null).toBeNull();
+    // Still findable by task id in the Temporal UI.
+    expect(JSON.stringify(started.searchAttributes)).toContain('TaskId');
+  }
+});
+
+test('a run over by its log frees the task although its workflow is gone; a workflow terminated before logging its finish does not block it forever', async () => {
+  const id = t.uid('lost');
+  // A slow agent: the first run is terminated while it runs, so its finish is never logged.
+  const url = await fastAgentUrl(60_000);
+  await t.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 1, mode: 'aligned' }, agent: { type: 'webhook', url, prompt_template: 'go' }, timeout_s: 120 });
+  const first = await eventually(async () => (await t.runsOldestFirst(id)).find((r) => r.status === 'running'), 20_000);
+  // Fire times while it runs are skipped as overlaps.
+  await eventually(async () => ((await t.runsOldestFirst(id)).some((r) => r.status === 'skipped' && r.reason?.includes(first.run_id)) ? true : undefined), 20_000);
+  await t.sys.client.workflow.getHandle(first.run_id).terminate('test: a run lost without its finish');
+  // The next fire time finds the log's run without a live workflow and starts.
+  const next = await eventually(async () => (await t.runsOldestFirst(id)).find((r) => r.run_id !== first.run_id && r.status === 'running'), 20_000);
+  expect(Date.parse(next.scheduled_at)).toBeGreaterThan(Date.parse(first.scheduled_at));
+  await t.tk.tasks.delete(id);
+  for (const r of (await t.runsOldestFirst(id)).filter((x) => x.status === 'running')) await t.sys.client.workflow.getHandle(r.run_id).terminate('test over').catch(() => undefined);
+});

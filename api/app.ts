@@ -34,7 +34,6 @@ import { health, openapi, readiness as readinessRoute } from './system/contract'
 import { docsRouter } from './system/docs';
 import { httpMetrics, metricsRouter } from './system/metrics';
 import { requestContext, requestId } from './request-log';
-import { readinessChecks } from './system/readiness';
 import { taskSecretsOf } from '../lib/secrets-key';
 import { securityHeaders } from './security-headers';
 import { readiness } from './system/readiness';

@@ -17,10 +17,13 @@ const seedExample = () => ({
   retry: { max_attempts: 3, backoff_seconds: [60, 300, 1800] },
 });
 
+/** The operator's rules this example needs: the local LLM allowed, its key registered. */
+const policy = { outboundAllowHosts: ['127.0.0.1'], agentSecrets: ['LLM_API_KEY'] };
+
 const defaultAgent = { type: 'openai', base_url: 'http://127.0.0.1:11434/v1', model: 'qwen2.5', api_key_env: 'LLM_API_KEY' };
 
 test('the seed example posts as written with a default agent; the extra wait is stored, unused, and named', () => {
-  const { definition, warnings } = definitionOf(seedExample(), Date.now(), {}, { agent: defaultAgent });
+  const { definition, warnings } = definitionOf(seedExample(), Date.now(), policy, {}, { agent: defaultAgent });
   expect(definition.agent).toEqual({ ...defaultAgent, persona: '舆情分析师', prompt_template: seedExample().agent.prompt_template });
   expect(definition.retry).toEqual({ max_attempts: 3, backoff_seconds: [60, 300, 1800] });
   expect(warnings).toEqual([{ field: 'retry.backoff_seconds', reason: 'has 3 entries; max_attempts 3 waits 2 times, so only the first 2 are used' }]);
@@ -29,13 +32,13 @@ test('the seed example posts as written with a default agent; the extra wait is 
 });
 
 test("the task's own agent fields win over the default's; a task naming its type ignores the default", () => {
-  const own = definitionOf({ ...seedExample(), agent: { ...seedExample().agent, model: 'llama3' } }, Date.now(), {}, { agent: defaultAgent });
+  const own = definitionOf({ ...seedExample(), agent: { ...seedExample().agent, model: 'llama3' } }, Date.now(), policy, {}, { agent: defaultAgent });
   expect(own.definition.agent).toMatchObject({ type: 'openai', model: 'llama3', base_url: defaultAgent.base_url });
-  const webhook = definitionOf({ ...seedExample(), agent: { type: 'webhook', url: 'http://127.0.0.1:9/a', prompt_template: 'x' } }, Date.now(), {}, { agent: defaultAgent });
+  const webhook = definitionOf({ ...seedExample(), agent: { type: 'webhook', url: 'http://127.0.0.1:9/a', prompt_template: 'x' } }, Date.now(), policy, {}, { agent: defaultAgent });
   expect(webhook.definition.agent).toEqual({ type: 'webhook', url: 'http://127.0.0.1:9/a', prompt_template: 'x' });
   // A field the default's type does not have is refused, naming it.
   try {
-    definitionOf({ ...seedExample(), agent: { ...seedExample().agent, url: 'http://x/' } }, Date.now(), {}, { agent: defaultAgent });
+    definitionOf({ ...seedExample(), agent: { ...seedExample().agent, url: 'http://x/' } }, Date.now(), policy, {}, { agent: defaultAgent });
     throw new Error('expected a refusal');
   } catch (err) {
     expect(err).toBeInstanceOf(DomainError);
@@ -44,10 +47,10 @@ test("the task's own agent fields win over the default's; a task naming its type
 });
 
 test('without a default agent, a task without an agent type is refused naming agent; a fitting list has no warnings', () => {
-  expect(() => definitionOf(seedExample(), Date.now())).toThrow(/type must be one of/);
-  const fits = definitionOf({ ...seedExample(), agent: { ...defaultAgent, prompt_template: 'x' }, retry: { max_attempts: 3, backoff_seconds: [60, 300] } }, Date.now());
+  expect(() => definitionOf(seedExample(), Date.now(), policy)).toThrow(/type must be one of/);
+  const fits = definitionOf({ ...seedExample(), agent: { ...defaultAgent, prompt_template: 'x' }, retry: { max_attempts: 3, backoff_seconds: [60, 300] } }, Date.now(), policy);
   expect(fits.warnings).toEqual([]);
-  const once = definitionOf({ ...seedExample(), agent: { ...defaultAgent, prompt_template: 'x' }, retry: { max_attempts: 1, backoff_seconds: [5] } }, Date.now());
+  const once = definitionOf({ ...seedExample(), agent: { ...defaultAgent, prompt_template: 'x' }, retry: { max_attempts: 1, backoff_seconds: [5] } }, Date.now(), policy);
   expect(once.warnings[0].reason).toBe('has 1 entry; max_attempts 1 never waits, so none is used');
 });
 

@@ -47,15 +47,18 @@ test("the calendar decides on the cron's own day: 23:59 staggered past midnight 
   expect(iso(fireTimes(t, cal, Date.parse('2026-12-01T12:00:00Z'), 2))).toEqual(['2026-12-02T00:04:00.000Z', '2026-12-04T00:04:00.000Z']);
 });
 
+/** The local webhook allowed, as an operator of this test would. */
+const policy = { outboundAllowHosts: ['127.0.0.1'], agentSecrets: [] };
+
 test('the API fills the default stagger into the stored trigger and refuses an offset outside the window', () => {
   const body = { task_id: 'digest-1', trigger: { type: 'cron', expression: '0 9 * * *' }, agent: { type: 'webhook', url: 'http://127.0.0.1:9/a', prompt_template: 'x' } };
-  const { definition } = definitionOf(body, Date.now(), {}, { staggerTopOfHourS: 300 });
+  const { definition } = definitionOf(body, Date.now(), policy, {}, { staggerTopOfHourS: 300 });
   expect(definition.trigger).toMatchObject({ stagger_s: 300, stagger_offset_s: staggerOffsetS('digest-1', 300) });
   expect(describeTrigger(definition.trigger)).toMatch(/^cron "0 9 \* \* \*" in UTC: at 09:00 every day, staggered by \d+ (s|min \d+ s)$/);
   // Re-validating the stored definition (a PATCH does) keeps it as it is.
-  expect(definitionOf(definition, Date.now(), {}, { staggerTopOfHourS: 300 }).definition.trigger).toEqual(definition.trigger);
-  expect(() => definitionOf({ ...body, trigger: { ...body.trigger, stagger_s: 60, stagger_offset_s: 60 } }, Date.now())).toThrow(/trigger\.stagger_offset_s: must be below stagger_s \(60\)/);
-  expect(() => definitionOf({ ...body, trigger: { ...body.trigger, stagger_s: 3601 } }, Date.now())).toThrow(/stagger_s/);
+  expect(definitionOf(definition, Date.now(), policy, {}, { staggerTopOfHourS: 300 }).definition.trigger).toEqual(definition.trigger);
+  expect(() => definitionOf({ ...body, trigger: { ...body.trigger, stagger_s: 60, stagger_offset_s: 60 } }, Date.now(), policy)).toThrow(/trigger\.stagger_offset_s: must be below stagger_s \(60\)/);
+  expect(() => definitionOf({ ...body, trigger: { ...body.trigger, stagger_s: 3601 } }, Date.now(), policy)).toThrow(/stagger_s/);
 });
 
 test('the time context names the cron time and the stagger (a manual run has neither)', () => {

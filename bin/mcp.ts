@@ -12,6 +12,7 @@ import { TimekeeperClient } from '../api/client';
 import { clientSettings } from '../lib/config';
 import { LIMITS } from '../lib/domain/limits';
 import { createMcpServer } from '../integrations/mcp/server';
+import { McpStdinGate } from '../integrations/mcp/stdin-gate';
 
 async function main(): Promise<void> {
   let settings: ReturnType<typeof clientSettings>;
@@ -23,7 +24,8 @@ async function main(): Promise<void> {
   }
   const tk = new TimekeeperClient({ baseUrl: settings.url, apiKey: settings.apiKey, timeoutMs: LIMITS.mcpRequestTimeoutMs });
   const server = createMcpServer(tk);
-  const transport = new StdioServerTransport();
+  // Every message through the input gate first (integrations/mcp/stdin-gate.ts).
+  const transport = new StdioServerTransport(process.stdin.pipe(new McpStdinGate((m) => process.stdout.write(`${JSON.stringify(m)}\n`))), process.stdout);
   transport.onclose = () => process.exit(0);
   await server.connect(transport);
   console.error(`[timekeeper-mcp] serving on stdio, Timekeeper at ${settings.url}`);

@@ -7,7 +7,6 @@
  * Unknown request fields are ignored rather than refused, as OML does.
  */
 import { z } from 'zod';
-import { required, mistyped } from '../issue-messages';
 import {
   DEDUPE_KEY_RE,
   DEDUPE_KEY_RULE,
@@ -19,7 +18,7 @@ import {
 } from '../../lib/domain/intents';
 import { LIMITS } from '../../lib/domain/limits';
 import { Operation } from '../scopes';
-import { defineRoute, hash, jsonValue, plainText, sessionId } from '../contract';
+import { defineRoute, hash, jsonValue, mistyped, plainText, required, sessionId } from '../contract';
 
 // ---- fields -----------------------------------------------------------------------------
 

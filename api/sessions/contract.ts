@@ -4,11 +4,10 @@
  * schemas are defined here once; see api/contract.ts for how they are used.
  */
 import { z } from 'zod';
-import { required } from '../issue-messages';
 import { LIMITS } from '../../lib/domain/limits';
 import { APPENDABLE_EVENT_TYPES, EVENT_TYPES, TIMELINE_STATUSES } from '../../lib/domain/sessions';
 import { Operation } from '../scopes';
-import { defineRoute, eventIdParam, hash, idempotencyKey, jsonValue, limitParam, plainText, seqParam, sessionId, tsParam } from '../contract';
+import { defineRoute, eventIdParam, hash, idempotencyKey, jsonValue, limitParam, plainText, required, seqParam, sessionId, tsParam } from '../contract';
 
 // ---- fields -----------------------------------------------------------------------------
 

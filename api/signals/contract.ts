@@ -4,10 +4,9 @@
  * the reserved `task_run:` prefix and the idempotency check are the route's.
  */
 import { z } from 'zod';
-import { required } from '../issue-messages';
 import { LIMITS } from '../../lib/domain/limits';
 import { SIGNAL_ID_RE, SIGNAL_ID_RULE, SIGNAL_NAME_RE, SIGNAL_NAME_RULE, TASK_RUN_SIGNAL_PREFIX } from '../../lib/domain/signals';
-import { defineRoute } from '../contract';
+import { defineRoute, required } from '../contract';
 import { Operation } from '../scopes';
 
 const scalar = z.union([z.number(), z.string().max(LIMITS.signalStringMaxChars, `must be at most ${LIMITS.signalStringMaxChars} characters`), z.boolean(), z.null()], {

@@ -6,7 +6,6 @@
  * expressions lib/schedule.ts's cronProblem.
  */
 import { z } from 'zod';
-import { required, mistyped } from '../issue-messages';
 import { LIMITS } from '../../lib/domain/limits';
 import { SESSION_ID_RE, SESSION_ID_RULE } from '../../lib/domain/sessions';
 import {
@@ -29,7 +28,7 @@ import { cronProblem } from '../../lib/domain/schedule';
 import { AgentAnswerSchema } from '../../lib/domain/task-answer';
 import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';
 import { DIGEST_DEFAULTS, DIGEST_STATUSES, fileNameProblem } from '../../lib/domain/task-outputs';
-import { defineRoute, limitParam, plainText } from '../contract';
+import { defineRoute, limitParam, mistyped, plainText, required } from '../contract';
 import { ConditionTriggerSchema, DelayTriggerSchema, SIGNAL_TRIGGER_EXAMPLES } from './trigger-contract';
 import { Operation } from '../scopes';
 

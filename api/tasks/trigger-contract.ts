@@ -7,7 +7,7 @@
  * nesting, the zone) are conditionProblems / delayProblems.
  */
 import { z } from 'zod';
-import { required, mistyped } from '../issue-messages';
+import { mistyped, required } from '../contract';
 import { COMPARE_OPS, type ConditionNode } from '../../lib/domain/conditions';
 import { LIMITS } from '../../lib/domain/limits';
 import { SIGNAL_NAME_RE, SIGNAL_NAME_RULE } from '../../lib/domain/signals';

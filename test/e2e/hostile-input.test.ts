@@ -2,7 +2,7 @@
  * The input gate (api/input-gate.ts) on every surface, with the cases of issue 16: invalid
  * UTF-8 bytes, lone surrogates, NUL and duplicate member names are refused with 400 naming
  * the field path and the rule, nothing is stored, and no id is wedged (a clean request with
- * the same id works right after). Refusals state the rule that failed (api/issue-messages.ts).
+ * the same id works right after). Refusals state the rule that failed (api/contract.ts).
  */
 import type { RawResponse, TimekeeperClient } from '../../api/client';
 import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';

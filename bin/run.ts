@@ -188,7 +188,7 @@ export async function run(opts: RunOptions): Promise<void> {
       log(`[worker] polling task queue "${config.taskQueue}" on ${temporal.address}`);
       // Without the API in this process its GET /metrics is elsewhere: the worker's series need their own port.
       if (!opts.api && config.workerMetricsPort > 0) {
-        const m = await listenWorkerMetrics(config.host, config.workerMetricsPort);
+        const m = await listenWorkerMetrics(config.host, config.workerMetricsPort, keys);
         cleanups.push(() => m.close());
         log(`[worker] metrics:          http://${config.host}:${m.port}/metrics`);
       }

@@ -43,7 +43,7 @@ import { LIMITS } from '../lib/domain/limits';
 import { sessionErrors } from '../lib/domain/sessions';
 import { DomainKey, IntentIdKey, IntentStatusKey } from '../lib/search-attributes';
 import { databaseInstanceReader } from '../lib/store/instance';
-import { IntentStore, intentAfter, keyAfter, type IntentKey, type IntentRow } from '../lib/store/intents';
+import { IntentStore, follows, intentAfter, keyAfter, type IntentKey, type IntentRow } from '../lib/store/intents';
 import { canonicalize } from '../lib/domain/canonical-json';
 import { SessionStore } from '../lib/store/sessions';
 import { intentWorkflow } from '../workflows/intents/workflow';
@@ -210,8 +210,9 @@ export class IntentClient {
     if (head && isRepeatOf(head, req)) return { transition: head, intent: before, deduplicated: true };
     const sent = await this.sendTransition(eventId, req);
     const t = sameTransition(sent.transition, eventId, req);
-    // Another transition between the read and this one (a concurrent PATCH): read it back once, best effort.
-    const intent = intentAfter(before, t) ?? (await this.store.get(eventId).catch(() => null)) ?? before;
+    // Another transition between the read and this one (a concurrent PATCH): read it back once, best
+    // effort; if that fails, the read moved on by this transition (its lifecycle misses the other one).
+    const intent = follows(before, t) ? intentAfter(before, t) : ((await this.store.get(eventId).catch(() => null)) ?? intentAfter(before, t));
     return { transition: t, deduplicated: sent.deduplicated, intent };
   }
 

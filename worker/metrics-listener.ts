@@ -5,11 +5,17 @@
  * they would stay invisible when the API runs elsewhere. `npm start` and `npm run api` serve
  * the same registry at the API's own GET /metrics, so this is off (0) by default.
  *
- * A bare node:http server rather than Express: one read-only path, no auth (bind it to a
- * private interface, as the API's HOST rules do for open mode), nothing else to route.
+ * A bare node:http server rather than Express: one read-only path, nothing else to route.
+ * Behind the API's own key check (issue 16: under npm start this port was open to anything
+ * on the host): with API keys configured a scrape needs a key with the `auditor` (or `admin`)
+ * scope, exactly as the API's GET /metrics does; the API forwards its scraper's key when it
+ * merges these series into its own answer.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Operation, type KeyStore } from '../api/auth';
+import { problemBody } from '../api/problem';
+import { DomainError } from '../lib/domain/errors';
 import { registry } from '../lib/metrics';
 
 export interface MetricsListener {
@@ -17,10 +23,19 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-export async function listenWorkerMetrics(host: string, port: number): Promise<MetricsListener> {
+export async function listenWorkerMetrics(host: string, port: number, keys: KeyStore): Promise<MetricsListener> {
   const server = http.createServer((req, res) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found', message: 'only GET /metrics is served here' }));
+      return;
+    }
+    try {
+      keys.authorise(req.headers.authorization, Operation.Metrics);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const status = err.code === 'unauthorized' ? 401 : 403;
+      res.writeHead(status, { 'content-type': 'application/problem+json; charset=utf-8' }).end(JSON.stringify(problemBody(err, status, '/metrics')));
       return;
     }
     registry.metrics().then(

@@ -49,7 +49,7 @@ export function metricsRouter(d: MetricsDeps): Router {
       next();
     },
     requireScope(d.keys, Operation.Metrics),
-    async (_req, res) => {
+    async (req, res) => {
       const { checks } = await readiness(d);
       for (const [dependency, state] of Object.entries(checks)) metrics.up.set({ dependency }, state === 'ok' ? 1 : 0);
       if (checks.postgres === 'ok') {
@@ -57,7 +57,7 @@ export function metricsRouter(d: MetricsDeps): Router {
         if (stats) for (const status of INTENT_STATUSES) metrics.intents.set({ status }, stats.by_status[status] ?? 0);
       }
       const own = await registry.metrics();
-      res.set('content-type', registry.contentType).send(d.workerMetricsUrl ? await mergeWorkerMetrics(d.workerMetricsUrl, own) : own);
+      res.set('content-type', registry.contentType).send(d.workerMetricsUrl ? await mergeWorkerMetrics(d.workerMetricsUrl, own, req.headers.authorization) : own);
     },
   );
   return r;

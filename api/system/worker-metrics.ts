@@ -16,10 +16,11 @@ import { LIMITS } from '../../lib/domain/limits';
  * process has samples of (HTTP, health, process_*) is its own; one it has none of (appends,
  * intents, task runs) comes from the child. Only this process's part when the child does not answer.
  */
-export async function mergeWorkerMetrics(url: string, own: string): Promise<string> {
+export async function mergeWorkerMetrics(url: string, own: string, authorization?: string): Promise<string> {
   let text: string;
   try {
-    const r = await fetch(url, { signal: AbortSignal.timeout(LIMITS.workerMetricsScrapeMs) });
+    // The child checks the same keys: the scraper's own key (already checked here) goes along.
+    const r = await fetch(url, { signal: AbortSignal.timeout(LIMITS.workerMetricsScrapeMs), headers: authorization ? { authorization } : {} });
     if (!r.ok) return own;
     text = await r.text();
   } catch {

@@ -112,11 +112,12 @@ export function intentOfCreation(t: StoredTransition, workflowId: string): Inten
 /**
  * The intent as `t` left it, from the row read just before `t` was written and `t` itself:
  * a PATCH answers from its own write, with no read-back that could fail after it (issue 16).
- * Exact when `t` directly follows that row's head (undefined otherwise: another transition
- * came in between, and the lifecycle would miss it).
+ * Exact when `t` directly follows that row's head (`follows`); otherwise another transition
+ * came in between and the lifecycle misses it.
  */
-export function intentAfter(before: IntentRow, t: StoredTransition): IntentRow | undefined {
-  if (t.event_id !== before.event_id || t.seq !== before.head_seq + 1) return undefined;
+export const follows = (before: IntentRow, t: StoredTransition): boolean => t.event_id === before.event_id && t.seq === before.head_seq + 1;
+
+export function intentAfter(before: IntentRow, t: StoredTransition): IntentRow {
   return {
     ...before,
     status: t.content.to,

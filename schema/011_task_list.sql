@@ -14,7 +14,8 @@
 --  - a task's newest run is its log row with the latest fire time, the latest of those rows
 --    (one run's rows share their nominal time): one probe of the new index below.
 -- No derived table and no trigger: the execution log stays the only record. CREATE OR REPLACE
--- keeps the views' owner and grants.
+-- keeps the views' owner and grants. The indexes are built inside this migration's transaction
+-- (not CONCURRENTLY): run-log writes wait while they build, a few seconds per million rows.
 
 CREATE INDEX task_run_log_task_nominal ON task_run_log (task_id, nominal_at DESC, id DESC);
 -- The newest runs first (GET /v1/runs) and the needs-attention queue, without sorting the log.

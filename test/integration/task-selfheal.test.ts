@@ -227,7 +227,9 @@ test('a next_action follow_up creates exactly one task linked to its parent run,
   const again = await creator.create({ parentRunId: parent.run_id, parentTaskId: id, finishedMs: Date.parse(parent.finished_at!), action });
   expect(again).toEqual({ ok: true, taskId: childId });
   expect((await tk.runs.get(parent.run_id)).follow_ups).toHaveLength(1);
-  // A PATCH keeps the link (the body cannot set or drop it).
+  // A PATCH keeps the link (the body cannot set or drop it). After the child `at` task completed
+  // (its scheduler does so once the run's finish is logged): a PATCH racing that change is a 409.
+  await eventually(async () => ((await tk.tasks.get(childId)).last_change.action === 'complete' ? true : undefined), 20_000);
   const renamed = await tk.tasks.update(childId, { name: 'renamed', trigger: { type: 'at', at: new Date(Date.now() + 3600_000).toISOString() } });
   expect([renamed.name, renamed.parent_run_id]).toEqual(['renamed', parent.run_id]);
 

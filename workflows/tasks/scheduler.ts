@@ -5,6 +5,12 @@
  * worker restarts, replays and duplicate triggers). It applies the overlap policy against the
  * runs it started, and the misfire policy when it wakes late (after downtime). Fire times come
  * from a local activity (croner lives outside the sandbox; the answers are in history).
+ *
+ * Since issue 15 (patch START_RUNS_BY_ACTIVITY) runs are not child workflows: the local
+ * activity fireRun decides the overlap policy from the run log and starts the run, so a fire is
+ * one workflow task; a buffer_one fire time waits for the signal run-finished, which a run
+ * sends only when a wake was asked for (task_run_wakes). docs/architecture.md, "How a
+ * scheduled task fires", has the design and the counts.
  */
 import {
   ChildWorkflowHandle,

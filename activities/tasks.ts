@@ -247,8 +247,6 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     }
     const started = await control().start({ definition: d, runId: i.runId, nominalMs: i.nominalMs, trigger: i.trigger, ...(i.cause ? { cause: i.cause } : {}) });
     if (!started) return { outcome: 'duplicate' };
-    metrics.taskRuns.inc({ status: 'running', trigger: i.trigger });
-    observeLateness(i.trigger, i.nominalMs, started.startedMs);
     return { outcome: 'started' };
   }
 

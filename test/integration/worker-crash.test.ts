@@ -7,6 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { SessionStore } from '../../lib/store/sessions';
 import { TimekeeperApiError, TimekeeperContractError, type TimekeeperClient } from '../../api/client';
 import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { eventually } from '../support/fake-services';
 import { spawnWorker } from '../support/spawn-worker';
 
 /** What a well-behaved client does: retry a failed append with the same idempotency key. */
@@ -56,9 +57,13 @@ test('SIGKILL of the worker mid-append loses and duplicates nothing acknowledged
     }
   });
 
-  // Let appends get going, then kill the worker without warning and start a new one.
-  await new Promise((r) => setTimeout(r, 700));
-  const before = (await sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = ANY($1)', [sessions])).rows[0].n;
+  // Let appends get going (some stored beyond the SESSION_CREATEs: waited for, not a fixed pause
+  // that a loaded machine outlasts), then kill the worker without warning and start a new one.
+  const stored = async () => (await sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = ANY($1)', [sessions])).rows[0].n as number;
+  const before = await eventually(async () => {
+    const n = await stored();
+    return n > sessions.length ? n : undefined;
+  }, 60_000, 20);
   const killed = new Promise((r) => workers[0].once('exit', r));
   workers[0].kill('SIGKILL');
   await killed;

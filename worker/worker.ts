@@ -107,8 +107,17 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     nonStickyToStickyPollRatio: 0.5,
   });
   const runWorker = (taskQueue: string, slots: number) =>
-    // A run's first attempt is a local activity (workflows/tasks/run.ts): the same slots bound those agent calls.
-    Worker.create({ ...common, taskQueue, maxConcurrentActivityTaskExecutions: slots, maxConcurrentLocalActivityExecutions: slots, maxCachedWorkflows: LIMITS.taskRunWorkerCachedWorkflows });
+    // A run's first attempt is a local activity (workflows/tasks/run.ts): the same slots bound those
+    // agent calls, and the run workflow tasks taken at once, so no workflow task waits for a local
+    // activity slot (its 10 s timeout would run out, and the task with its agent call run again).
+    Worker.create({
+      ...common,
+      taskQueue,
+      maxConcurrentActivityTaskExecutions: slots,
+      maxConcurrentLocalActivityExecutions: slots,
+      maxConcurrentWorkflowTaskExecutions: Math.max(2, slots),
+      maxCachedWorkflows: LIMITS.taskRunWorkerCachedWorkflows,
+    });
   const workers = [
     main,
     await runWorker(queues.default, opts.tasks?.slotsDefault ?? TUNABLE.taskSlotsDefault.default),

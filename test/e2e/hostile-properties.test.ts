@@ -17,8 +17,9 @@ let sys: TestSystem;
 let tk: TimekeeperClient;
 
 beforeAll(async () => {
-  // Everything here is refused before a workflow is asked: no worker needed.
-  sys = await startTestSystem({ worker: false });
+  // Everything here is refused before a workflow is asked: no worker needed. The operator's
+  // settings the createTask example needs (docs/api.md): its local LLM allowed, its key registered.
+  sys = await startTestSystem({ worker: false, config: { outboundAllowHosts: ['127.0.0.1'], agentSecrets: ['LLM_API_KEY'] } });
   tk = sys.tk.with({ timeoutMs: 20_000 });
   // The task the task routes' examples name, so a PATCH reaches its body's rules (it looks the task up first).
   const created = await tk.raw('POST', '/v1/tasks', { body: { ...(routes.createTask.example as object), enabled: false } });

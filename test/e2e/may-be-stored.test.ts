@@ -19,7 +19,8 @@ let base: string;
 let server: http.Server;
 let deadPool: ReturnType<typeof createPool>;
 beforeAll(async () => {
-  sys = await startTestSystem({ worker: false, config: { writeTimeoutMs: 1_000 } });
+  // The operator's settings the createTask example needs (docs/api.md): its local LLM allowed, its key registered.
+  sys = await startTestSystem({ worker: false, config: { writeTimeoutMs: 1_000, outboundAllowHosts: ['127.0.0.1'], agentSecrets: ['LLM_API_KEY'] } });
   const url = new URL(testEnv().appUrl);
   url.host = `127.0.0.1:${await freePort()}`;
   deadPool = createPool(url.toString(), { max: 2, connectionTimeoutMillis: 500 });

@@ -31,7 +31,7 @@ import { OutboundRefused, answerLine, outboundRequest } from '../lib/outbound';
 import type { TaskSecrets } from '../lib/task-secrets';
 import { isRunDay } from '../lib/domain/calendars';
 import { fireTimes } from '../lib/domain/schedule';
-import { metrics } from '../lib/metrics';
+import { metrics, observeTaskLateness } from '../lib/metrics';
 import { TaskStore, type RunLogInput } from '../lib/store/tasks';
 import { OpenRunStore } from '../lib/store/task-runs-open';
 import type { RunStart } from '../workflows/tasks/messages';
@@ -180,7 +180,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     await store.recordRun({ ...e, summary: e.summary === undefined ? undefined : cutSummary(e.summary), reason: e.reason?.slice(0, 1000) });
     metrics.taskRuns.inc({ status: e.status, trigger: e.trigger });
     // A run's start is logged once, as `running` with attempt 1: that is when it fired.
-    if (e.status === 'running' && e.attempt === 1 && e.startedMs !== undefined) observeLateness(e.trigger, e.nominalMs, e.startedMs);
+    if (e.status === 'running' && e.attempt === 1 && e.startedMs !== undefined) observeTaskLateness(e.trigger, e.nominalMs, e.startedMs);
     // A finish wakes the schedulers that wait for it (after the row is written: see schema/015); a
     // final failure (needs attention) wakes them from afterFailure, once auto-disable is decided.
     if (e.status === 'success' || (e.status === 'failed' && !e.needsAttention)) await wakeWaiting(e.runId);
@@ -189,8 +189,6 @@ export function createTaskActivities(deps: TaskActivityDeps) {
   async function wakeWaiting(runId: string): Promise<void> {
     if (deps.runs) for (const taskId of await open.wakesFor(runId)) await deps.runs.wakeScheduler(taskId, runId);
   }
-
-  const observeLateness = (trigger: RunTrigger, nominalMs: number, startedMs: number) => metrics.taskLateness.observe({ trigger }, Math.max(0, startedMs - nominalMs) / 1000);
 
   /** The task's runs still running by the log; a run whose workflow is gone without a logged finish does not count. */
   async function openRuns(taskId: string): Promise<string[]> {

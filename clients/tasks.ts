@@ -11,7 +11,7 @@ import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, ty
 import type { SignalEvent } from '../lib/domain/signals';
 import { canonicalize } from '../lib/domain/canonical-json';
 import { LIMITS } from '../lib/domain/limits';
-import { metrics } from '../lib/metrics';
+import { metrics, observeTaskLateness } from '../lib/metrics';
 import { resultErrors, type ResultOutcome, type ResultReport } from '../lib/domain/task-results';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
@@ -191,7 +191,7 @@ export class TaskClient {
       });
       // Counted where every start goes through (the scheduler's fireRun, trigger, backfill), once per run.
       metrics.taskRuns.inc({ status: 'running', trigger: r.trigger });
-      metrics.taskLateness.observe({ trigger: r.trigger }, Math.max(0, startedMs - r.nominalMs) / 1000);
+      observeTaskLateness(r.trigger, r.nominalMs, startedMs);
       return { startedMs };
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;

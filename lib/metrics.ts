@@ -103,4 +103,8 @@ export const metrics = {
 };
 
 /** Seconds since a `performance.now()` reading. */
+/** A run's start: how late it began after its nominal fire time (never negative), into taskLateness. */
+export const observeTaskLateness = (trigger: string, nominalMs: number, startedMs: number) =>
+  metrics.taskLateness.observe({ trigger }, Math.max(0, startedMs - nominalMs) / 1000);
+
 export const secondsSince = (start: number) => (performance.now() - start) / 1000;

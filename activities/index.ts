@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { SessionWriter } from '../lib/domain/sessions';
 import type { TaskSecrets } from '../lib/task-secrets';
 import { createIntentActivities } from './intents';
+import { createOtelActivities, type OtelActivityDeps } from './otel';
 import { createSessionActivities } from './sessions';
 import type { FollowUpCreator } from './task-outputs/follow-up';
 import { createSignalActivities } from './signals';
@@ -32,6 +33,8 @@ export interface ActivityDeps {
   followUps?: FollowUpCreator;
   /** Run starts, cancels and scheduler wakes through Temporal (worker/run-control.ts). */
   runs?: RunControl;
+  /** OpenTelemetry export (activities/otel.ts); none: the export activity answers `disabled`. */
+  otel?: OtelActivityDeps['export'];
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -39,6 +42,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
     ...createSignalActivities({ pool: deps.pool }),
+    ...createOtelActivities({ pool: deps.pool, export: deps.otel }),
     ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], outboundEchoBodies: deps.outboundEchoBodies, secrets: deps.secrets, secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps, runs: deps.runs }),
   };
 }

@@ -96,6 +96,10 @@ const EnvSchema = z.object({
   TASKS_CORE_TASK_QUEUE: optional,
   [TUNABLE.taskSlotsDefault.env]: tunable(TUNABLE.taskSlotsDefault),
   [TUNABLE.taskSlotsCore.env]: tunable(TUNABLE.taskSlotsCore),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional.pipe(z.url({ error: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL, the collector\'s OTLP/HTTP base (e.g. http://127.0.0.1:4318)', protocol: /^https?$/ }).optional()),
+  OTEL_SERVICE_NAME: optional,
+  [TUNABLE.otelPollMs.env]: tunable(TUNABLE.otelPollMs),
+  [TUNABLE.otelSettleMs.env]: tunable(TUNABLE.otelSettleMs),
   TASK_STAGGER_TOP_OF_HOUR_S: intVar('TASK_STAGGER_TOP_OF_HOUR_S', 0, 0, LIMITS.taskStaggerMaxS),
   TASK_DEFAULT_AGENT: optional.transform((raw, ctx) => {
     if (raw === undefined) return undefined;
@@ -222,6 +226,14 @@ export interface Config {
   taskSlotsDefault: number;
   /** See TUNABLE.taskSlotsCore. */
   taskSlotsCore: number;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT (OTLP/HTTP base URL): sessions exported as traces, Temporal's spans too; undefined: no export at all. */
+  otelEndpoint: string | undefined;
+  /** OTEL_SERVICE_NAME, the exported resource's service.name. Default `timekeeper`. */
+  otelServiceName: string;
+  /** See TUNABLE.otelPollMs. */
+  otelPollMs: number;
+  /** See TUNABLE.otelSettleMs. */
+  otelSettleMs: number;
   /**
    * TASK_DEFAULT_AGENT (JSON): the agent a task gets when its `agent` names no `type`, as the
    * scheduler article's example does; the task's own agent fields win. Checked against the
@@ -332,6 +344,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tasksCoreTaskQueue: e.TASKS_CORE_TASK_QUEUE,
     taskSlotsDefault: e[TUNABLE.taskSlotsDefault.env],
     taskSlotsCore: e[TUNABLE.taskSlotsCore.env],
+    otelEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+    otelServiceName: e.OTEL_SERVICE_NAME ?? 'timekeeper',
+    otelPollMs: e[TUNABLE.otelPollMs.env],
+    otelSettleMs: e[TUNABLE.otelSettleMs.env],
     taskDefaultAgent: e.TASK_DEFAULT_AGENT,
     taskStaggerTopOfHourS: e.TASK_STAGGER_TOP_OF_HOUR_S,
   };

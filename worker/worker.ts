@@ -18,6 +18,7 @@ import { startHeartbeat } from './heartbeat';
 import { runControl } from './run-control';
 import { taskRunQueues } from '../lib/config';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
+import { workerTelemetry, type WorkerOtelOptions } from './otel';
 
 export interface TimekeeperWorkerOptions {
   connection: NativeConnection;
@@ -50,6 +51,8 @@ export interface TimekeeperWorkerOptions {
     /** ARTIFACTS_DIR: where `file` deliveries write. None: they fail (recorded). */
     artifactsDir?: string;
   };
+  /** OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT …, worker/otel.ts); none: no export, no interceptors. */
+  otel?: WorkerOtelOptions;
   /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows once at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -69,7 +72,8 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     writeTimeoutMs: TUNABLE.writeTimeoutMs.default,
   };
   // Activities that write to a timeline go through the session workflow, its single writer.
-  const client = new Client({ connection: opts.connection, namespace: opts.namespace });
+  const telemetry = opts.otel ? workerTelemetry(opts.otel) : undefined;
+  const client = new Client({ connection: opts.connection, namespace: opts.namespace, ...(telemetry ? { interceptors: { workflow: [telemetry.clientInterceptor] } } : {}) });
   const sessions = new SessionClient({ client, pool: opts.pool, taskQueue: opts.taskQueue, ...s });
   const queues = opts.tasks?.queues ?? taskRunQueues({ taskQueue: opts.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
   // Follow-up tasks (next_action) are created as the API creates tasks: validated, stored, their scheduler started.
@@ -92,9 +96,10 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     followUps,
     // Schedulers start their runs from a local activity, and finished runs wake waiting schedulers, through the task client.
     runs: runControl(taskClient),
+    otel: telemetry?.activityExport,
   });
   const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
-  const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs };
+  const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs, ...(telemetry ? { interceptors: { activity: telemetry.activityInterceptors } } : {}) };
 
   const main = await Worker.create({
     ...common,
@@ -129,10 +134,12 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
       const running = Promise.all(workers.map((w) => w.run()));
       // Beats from the moment run() is called until the main worker stops (STOPPING, DRAINED, FAILED: no more beats).
       const heartbeat = startHeartbeat(opts.pool, opts.taskQueue, () => ['INITIALIZED', 'RUNNING'].includes(main.getState()));
+      if (telemetry) void telemetry.startExporter(client, opts.taskQueue);
       try {
         await running;
       } finally {
         await heartbeat.stop();
+        await telemetry?.shutdown();
       }
     },
     shutdown: () => {

@@ -99,6 +99,20 @@ export const TUNABLE = {
     max: 1000,
     why: 'agent calls of core-priority task runs one worker makes at once, on their own task queue',
   },
+  otelPollMs: {
+    env: 'TIMEKEEPER_OTEL_POLL_MS',
+    default: 5000,
+    min: 100,
+    max: 3_600_000,
+    why: 'how often the OpenTelemetry exporter looks for new events once it has caught up (each look is an activity and a timer)',
+  },
+  otelSettleMs: {
+    env: 'TIMEKEEPER_OTEL_SETTLE_MS',
+    default: 2000,
+    min: 0,
+    max: 600_000,
+    why: 'how old (by ts) an event must be before it is exported: longer than any append transaction, so the cursor never passes an event still being committed',
+  },
 } as const satisfies Record<string, Tunable>;
 
 export const LIMITS = {
@@ -169,6 +183,10 @@ export const LIMITS = {
   intentReconcileIntervalMs: 5 * 60_000,
   /** Rows the reconcile sweep reads (and describes) per page; it pages on until none are left. */
   intentReconcilePageSize: 500,
+  /** Timeline events the OpenTelemetry exporter reads, maps and sends per batch (one OTLP request). */
+  otelExportBatchEvents: 500,
+  /** Events before a batch the exporter reads per session for the spans that open there (a turn's start); a longer turn's spans start later. */
+  otelExportContextEvents: 1000,
   /** One wake webhook attempt; then it is retried with backoff. */
   wakeAttemptTimeoutMs: 10_000,
   wakeRetryInitialMs: 1_000,

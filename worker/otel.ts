@@ -6,9 +6,13 @@
  *   - Temporal's own spans through @temporalio/interceptors-opentelemetry: every activity's
  *     RunActivity span and the worker client's StartWorkflow/update spans, through a batch
  *     processor to the same collector (the exporter's own polling activity is left out, so an
- *     idle Timekeeper sends no trace every poll).
+ *     idle Timekeeper sends no trace every poll). Workflow spans (the package's workflow
+ *     interceptor module) are not included: they must be bundled into the workflow code, which
+ *     is prebuilt, and would change the histories of every workflow (not done yet).
  */
 import type { Client } from '@temporalio/client';
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
@@ -44,6 +48,8 @@ export function workerTelemetry(o: WorkerOtelOptions): WorkerTelemetry {
   const sessions = createSpanExporter(o);
   const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(createSpanExporter(o))] });
   const tracer = provider.getTracer('timekeeper.temporal');
+  // The active span follows awaits (AsyncLocalStorage), so a client call made inside an activity is that activity's child span.
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   return {
     activityExport: { exporter: sessions, resource, settleMs: o.settleMs },
     activityInterceptors: [

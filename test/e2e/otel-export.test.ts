@@ -114,6 +114,15 @@ test('intent transitions linked to a session are spans of the turn they happened
   expect(progress.attributes['timekeeper.intent.from']).toBe('requested');
   // in-progress spans the time the intent was requested: from the first transition to the second.
   expect([progress.startMs, progress.endMs]).toEqual([linked[0].ts, linked[1].ts]);
+  // Temporal's own spans (interceptors): the activity that linked the transition to the session, and the worker client's update it sent.
+  const temporal = await waitFor('Temporal spans', () => {
+    const t = rx.spans.filter((x) => x.scope === 'timekeeper.temporal');
+    return t.some((x) => x.name === 'RunActivity:linkToSession') && t;
+  }, 30_000);
+  const link = temporal.find((x) => x.name === 'RunActivity:linkToSession')!;
+  expect(link.resource['service.name']).toBe('timekeeper-test');
+  expect(temporal.some((x) => x.name === 'StartWorkflowUpdate:append' && x.traceId === link.traceId && x.parentSpanId === link.spanId)).toBe(true);
+  expect(temporal.some((x) => x.name === 'RunActivity:exportSessionTelemetry')).toBe(false);
 });
 
 test('a collector outage stalls the export; it resumes at its cursor and sends every span once', async () => {

@@ -150,7 +150,7 @@ export const transitionIntent = defineRoute({
   method: 'patch',
   path: '/api/events/:eventId/status',
   tag: 'intents',
-  summary: 'Move an intent to its next state (in-progress, done, blocked, or requested again from blocked)',
+  summary: 'Move an intent to its next state (in-progress, done, blocked; from blocked: requested again, or done)',
   description:
     'Illegal transitions answer 409 with current_status and allowed_next. Blocked needs data.error and data.next_step; with data.retry true and data.retry_after the intent re-opens itself at that time. Idempotent per request: the same body as the transition that put the intent in its current state answers that transition with `deduplicated: true` and writes nothing; with an `Idempotency-Key` header (1-255 printable ASCII) a retry gets its own transition back even after later ones, and the same key with a different body is 409 idempotency_key_reused.',
   scopes: Operation.WriteIntent,

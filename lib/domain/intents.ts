@@ -18,12 +18,15 @@ export const INTENT_STATUSES = Object.values(IntentStatus) as [IntentStatus, ...
 
 /**
  * The state machine: `requested` → optional `in-progress` → `done` or `blocked`; `blocked`
- * may go back to `requested` (a retry); `done` is final. Nothing else.
+ * may go back to `requested` (a retry) or straight to `done` (the work was redone and
+ * succeeded: OML's recovery, seed 001); `done` is final. Nothing else. A PATCH that repeats
+ * the transition that brought the intent to its current state (same status, note and data)
+ * is answered as that transition (deduplicated, clients/intents.ts), not refused.
  */
 export const NEXT_STATES: Readonly<Record<IntentStatus, readonly IntentStatus[]>> = {
   requested: [IntentStatus.InProgress, IntentStatus.Done, IntentStatus.Blocked],
   'in-progress': [IntentStatus.Done, IntentStatus.Blocked],
-  blocked: [IntentStatus.Requested],
+  blocked: [IntentStatus.Requested, IntentStatus.Done],
   done: [],
 };
 

@@ -184,14 +184,48 @@ describe('PATCH /api/events/:eventId/status: the state machine', () => {
     expect(same.body.detail).toMatch(/is requested; it cannot become requested \(allowed next: in-progress, done, blocked\)/);
     const blocked = await patch(id, { status: 'blocked', data: { error: 'boom', next_step: 'look' } });
     expect(blocked.status).toBe(200);
-    const toDone = await refusal(patch(id, { status: 'done' }));
-    expect(toDone.status).toBe(409);
-    expect(toDone.body).toMatchObject({ current_status: 'blocked', allowed_next: ['requested'] });
+    const toInProgress = await refusal(patch(id, { status: 'in-progress' }));
+    expect(toInProgress.status).toBe(409);
+    expect(toInProgress.body).toMatchObject({ current_status: 'blocked', allowed_next: ['requested', 'done'] });
     expect(await rows(id)).toBe(2);
     // blocked → requested (a retry) is allowed, and then done.
     expect((await patch(id, { status: 'requested', note: 'retrying' })).status).toBe(200);
     expect((await patch(id, { status: 'done' })).status).toBe(200);
     expect(await rows(id)).toBe(4);
+  });
+
+  test("OML drop-in (seed 001): the same done PATCH again is 200 deduplicated and writes nothing; another body stays 409 naming the state", async () => {
+    const id = uid('SEED-DONE');
+    await create({ event_id: id });
+    const done = { status: 'done' as const, note: 'Report generated and sent successfully', data: { report_file: 'artifacts/report_20231027.pdf' } };
+    const first = await patch(id, done);
+    expect(first.body).toMatchObject({ status: 'done', deduplicated: false, seq: 2 });
+    // The intent's workflow has completed at done: the repeat is answered from the stored head.
+    const again = await patch(id, done);
+    expect(again.status).toBe(200);
+    expect(again.body.deduplicated).toBe(true);
+    expect(again.body.transition).toEqual(first.body.transition);
+    expect(await rows(id)).toBe(2);
+    const other = await refusal(patch(id, { ...done, note: 'sent again?' }));
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ current_status: 'done', allowed_next: [] });
+    expect(await rows(id)).toBe(2);
+  });
+
+  test('OML drop-in (seed 001): a blocked intent redone goes straight to done; the chain verifies', async () => {
+    const id = uid('SEED-RECOVER');
+    await create({ event_id: id });
+    const blocked = { status: 'blocked' as const, note: 'Failed to connect to SMTP server', data: { error: 'Connection timeout after 10s', next_step: 'Retry in 5 minutes.' } };
+    expect((await patch(id, blocked)).status).toBe(200);
+    const again = await patch(id, blocked);
+    expect(again.body.deduplicated).toBe(true);
+    const done = await patch(id, { status: 'done', note: 'sent on the second try' });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ status: 'done', lifecycle: ['requested', 'blocked', 'done'], deduplicated: false });
+    expect(done.body.transition).toMatchObject({ from: 'blocked', to: 'done', seq: 3 });
+    expect(await rows(id)).toBe(3);
+    expect((await tk.call('verifyIntent', { params: { eventId: id } })).body).toMatchObject({ ok: true, checked: 3 });
+    expect((await tk.intents.pending()).some((i) => i.event_id === id)).toBe(false);
   });
 
   test('unknown intent is 404; bad status and bad blocked data are 400 naming the field', async () => {

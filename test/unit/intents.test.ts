@@ -26,6 +26,7 @@ describe('the state machine', () => {
     ['in-progress', 'done'],
     ['in-progress', 'blocked'],
     ['blocked', 'requested'],
+    ['blocked', 'done'],
   ];
   test('exactly the documented transitions are legal', () => {
     for (const from of INTENT_STATUSES) {
@@ -38,10 +39,10 @@ describe('the state machine', () => {
   });
 
   test('an illegal transition is invalid_transition naming the current state and the allowed next states', () => {
-    const e = transitionProblem('X-1', 'blocked', 'done')!;
+    const e = transitionProblem('X-1', 'blocked', 'in-progress')!;
     expect(e.code).toBe(ErrorCode.InvalidTransition);
-    expect(e.extra).toEqual({ current_status: 'blocked', allowed_next: ['requested'] });
-    expect(e.message).toBe('intent X-1 is blocked; it cannot become done (allowed next: requested)');
+    expect(e.extra).toEqual({ current_status: 'blocked', allowed_next: ['requested', 'done'] });
+    expect(e.message).toBe('intent X-1 is blocked; it cannot become in-progress (allowed next: requested, done)');
     expect(transitionProblem('X-1', 'done', 'requested')!.message).toMatch(/none, it is final/);
     expect(transitionProblem('X-1', 'requested', 'done')).toBeNull();
   });

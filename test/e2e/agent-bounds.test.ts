@@ -15,7 +15,12 @@ import { loadKeyStore, Operation } from '../../api/auth';
 import type { RouteContract } from '../../api/contract';
 import { routes } from '../../api/routes';
 import { Operation as Ops } from '../../api/scopes';
+import { TaskClient } from '../../clients/tasks';
+import { taskRunQueues } from '../../lib/config';
+import { taskSecretsOf } from '../../lib/secrets-key';
 import { SignalStore } from '../../lib/store/signals';
+import { TaskStore } from '../../lib/store/tasks';
+import { followUpCreator } from '../../worker/follow-ups';
 import { startTestSystem, TestSystem, uniqueSessionId, uniqueTaskId } from '../support/system';
 
 const KEYS = {
@@ -315,6 +320,22 @@ describe('bounds in detail', () => {
     const reused = await as('multi').raw('POST', '/v1/signals', { body: { name: listenName, signal_id: `kb-sig-a-${sfx}` } });
     expect(reused.status).toBe(409);
   });
+});
+
+test("a follow-up task belongs to its parent's agent, whatever the answer asks", async () => {
+  const c = sys.config;
+  const creator = followUpCreator(
+    new TaskClient({ client: sys.client, pool: sys.pool, taskQueue: c.taskQueue, runQueues: taskRunQueues(c) }),
+    new TaskStore(sys.pool),
+    { outboundAllowHosts: c.outboundAllowHosts, agentSecrets: c.agentSecrets },
+    taskSecretsOf(c),
+  );
+  const task = { name: 'kb follow-up', agent: { type: 'digest', task_ids: [listeners.a] }, agent_id: 'agent-b' };
+  const made = await creator.create({ parentRunId: own.a.run, parentTaskId: own.a.task, finishedMs: Date.now(), action: { type: 'follow_up', task } });
+  if (!made.ok) throw new Error(made.reason);
+  expect((await as('a').raw('GET', `/v1/tasks/${made.taskId}`)).status).toBe(200);
+  expect((await sys.pool.query("SELECT definition->>'agent_id' AS o FROM task_history WHERE task_id = $1", [made.taskId])).rows.map((r) => r.o)).toEqual(['agent-a']);
+  await as('admin').raw('DELETE', `/v1/tasks/${made.taskId}`);
 });
 
 describe('the key store reads agents', () => {

@@ -75,6 +75,8 @@ export interface CreateIntentInput {
   sessionId?: string;
   dedupeKey?: string;
   ttlS?: number;
+  /** The owner agent (a bound API key's own, or the one the request names within its bounds). */
+  agentId?: string;
 }
 
 export interface TransitionInput {
@@ -151,6 +153,7 @@ export class IntentClient {
       session_id: input.sessionId ?? null,
       dedupe_key: input.dedupeKey ?? null,
       ttl_s: this.ttlFor(input.domain, input.ttlS),
+      ...(input.agentId ? { agent_id: input.agentId } : {}),
     };
     const unstorable = headerProblem(header);
     if (unstorable) throw unstorable;
@@ -360,6 +363,7 @@ export class IntentClient {
       session_id: row.session_id,
       dedupe_key: row.dedupe_key,
       ttl_s: row.ttl_s,
+      ...(row.agent_id ? { agent_id: row.agent_id } : {}),
     };
     const settings: IntentSettings = { header, retentionS: this.opts.retentionS, databaseInstance: await this.databaseInstance() };
     return {

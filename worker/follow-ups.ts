@@ -35,6 +35,10 @@ export function followUpCreator(tasks: TaskClient, store: TaskStore, policy: Tas
       const taskId = typeof body.task_id === 'string' ? body.task_id : followUpTaskId(r.parentTaskId, r.parentRunId);
       const existing = await store.getTask(taskId);
       if (existing) return found(existing, r);
+      // A follow-up belongs to its parent's agent, whatever the answer asks (keys bound to agents see it with its parent).
+      delete body.agent_id;
+      const owner = (await store.getTask(r.parentTaskId))?.definition.agent_id;
+      if (owner !== undefined) body.agent_id = owner;
       const nowMs = Date.now();
       if (body.trigger === undefined) {
         const at = Math.max(r.finishedMs + (r.action.delay_s ?? DEFAULT_DELAY_S) * 1000, nowMs + DEFAULT_DELAY_S * 1000);

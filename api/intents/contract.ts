@@ -72,6 +72,7 @@ export const Intent = z
     session_id: z.string().nullable(),
     dedupe_key: z.string().nullable(),
     ttl_s: z.number().int(),
+    agent_id: z.string().nullable().describe('the agent the intent belongs to (keys bound to agents see only theirs)'),
     created_at: z.string(),
     updated_at: z.string(),
     created_ts: z.number().int(),
@@ -117,6 +118,9 @@ const createBody = z.object({
     .max(LIMITS.intentTtlMaxS, `must be at most ${LIMITS.intentTtlMaxS}`)
     .optional()
     .describe('seconds it may stay requested or in-progress before it is blocked as expired'),
+  agent_id: plainText(LIMITS.agentIdMaxChars)
+    .optional()
+    .describe("the agent the intent belongs to; a key bound to one agent fills in its own, a key bound to several must name one of them"),
 });
 
 const createExample = {

@@ -3,11 +3,14 @@ import { Router, type Request } from 'express';
 import { redact } from '../../lib/bootstrap';
 import type { JsonObject, StoredTransition } from '../../lib/domain/intents';
 import { intentErrors, intentWorkflowId } from '../../lib/domain/intents';
+import { sessionErrors } from '../../lib/domain/sessions';
+import type { SessionStore } from '../../lib/store/sessions';
 import { DomainError } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import { IDEMPOTENCY_KEY_RE, IDEMPOTENCY_KEY_RULE } from '../../lib/domain/sessions';
 import { intentOfCreation, type IntentRow } from '../../lib/store/intents';
 import { isMarkdown, listArtifacts as listArtifactFiles, readState, readText, renderMarkdown, resolveArtifact } from '../../lib/workspace';
+import { mayAccess, ownerForCreate, principalOf, requireUnbound, type Principal } from '../auth';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
 import type { IntentDeps } from './deps';
@@ -49,6 +52,7 @@ export function describeIntent(r: IntentRow) {
     session_id: r.session_id,
     dedupe_key: r.dedupe_key,
     ttl_s: r.ttl_s,
+    agent_id: r.agent_id ?? null,
     created_at: iso(r.created_ts),
     updated_at: iso(r.updated_ts),
     created_ts: r.created_ts,
@@ -84,12 +88,13 @@ export function describeTransition(t: StoredTransition) {
 const rawData = (req: Request, validated: unknown): JsonObject | undefined =>
   validated === undefined ? undefined : (req.body as { data: JsonObject }).data;
 
-export function omlRouter({ intents, store, keys, pool, client, databaseUrl, readOnly, stateMdPath, artifactsDir, admission }: IntentDeps): Router {
+export function omlRouter({ intents, store, sessions, keys, pool, client, databaseUrl, readOnly, stateMdPath, artifactsDir, admission }: IntentDeps): Router {
   const r = Router();
 
-  async function mustExist(eventId: string): Promise<IntentRow> {
+  /** The intent, if it exists and is within the key's agent bounds; 404 alike otherwise. */
+  async function mustExist(eventId: string, p: Principal): Promise<IntentRow> {
     const row = await store.get(eventId);
-    if (!row) throw intentErrors.notFound(eventId);
+    if (!row || !mayAccess(p, row.agent_id)) throw intentErrors.notFound(eventId);
     return row;
   }
   const idOf = (req: Request) => parse(getIntent.params.shape.eventId, req.params.eventId, 'event_id');
@@ -98,6 +103,10 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
     route(r, keys, c, async (req, res) => {
       const b = parse(c.body, jsonBody(req));
       const idempotencyKey = idempotencyKeyOf(req);
+      const principal = principalOf(res);
+      const agentId = ownerForCreate(principal, b.agent_id);
+      // A linked session takes every transition into its chain: a bound key may link only its own sessions.
+      if (b.session_id && principal.bounds) await sessionWithin(sessions, b.session_id, principal);
       const { transition: t, deduplicated } = await admission.run('write', `intent ${b.event_id}`, () =>
         intents.createOnce(
           {
@@ -111,6 +120,7 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
         sessionId: b.session_id,
         dedupeKey: b.dedupe_key,
         ttlS: b.ttl_s,
+        agentId,
           },
           { idempotencyKey },
         ),
@@ -128,6 +138,7 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
     const id = idOf(req);
     const b = parse(transitionIntent.body, jsonBody(req));
     const idempotencyKey = idempotencyKeyOf(req);
+    if (principalOf(res).bounds) await mustExist(id, principalOf(res));
     // Answered from the write (the row read before it, moved on by the stored transition): no read-back after it.
     const w = await admission.run('write', `intent ${id}`, () => intents.transitionOnce(id, { status: b.status, note: b.note, data: rawData(req, b.data) }, { idempotencyKey }));
     res.json({ ...describeIntent(w.intent), transition: describeTransition(w.transition), deduplicated: w.deduplicated });
@@ -135,7 +146,7 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
 
   route(r, keys, pendingIntents, async (req, res) => {
     const q = parse(pendingIntents.query, queryObject(req));
-    const rows = await store.pending({ domain: q.domain, olderThanS: q.older_than, limit: q.limit ?? LIMITS.intentPageMax });
+    const rows = await store.pending({ domain: q.domain, bounds: principalOf(res).bounds, olderThanS: q.older_than, limit: q.limit ?? LIMITS.intentPageMax });
     res.json(rows.map(describeIntent));
   });
 
@@ -143,12 +154,12 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
     const q = parse(listIntents.query, queryObject(req));
     const limit = q.limit ?? LIMITS.intentPageDefault;
     const offset = q.offset ?? 0;
-    const { rows, total } = await store.list({ domain: q.domain, status: q.status, tags: q.tags, search: q.search, limit, offset });
+    const { rows, total } = await store.list({ domain: q.domain, bounds: principalOf(res).bounds, status: q.status, tags: q.tags, search: q.search, limit, offset });
     res.json({ events: rows.map(describeIntent), total, limit, offset });
   });
 
   route(r, keys, intentStats, async (_req, res) => {
-    res.json(await store.stats());
+    res.json(await store.stats(principalOf(res).bounds));
   });
 
   route(r, keys, omlHealth, async (_req, res) => {
@@ -166,7 +177,7 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
   });
 
   route(r, keys, getIntent, async (req, res) => {
-    const row = await mustExist(idOf(req));
+    const row = await mustExist(idOf(req), principalOf(res));
     const [transitions, state] = await Promise.all([store.transitions(row.event_id), intents.state(row.event_id)]);
     res.json({
       ...describeIntent(row),
@@ -176,20 +187,24 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
   });
 
   route(r, keys, verifyIntent, async (req, res) => {
-    const row = await mustExist(idOf(req));
+    const row = await mustExist(idOf(req), principalOf(res));
     const v = await store.verify(row.event_id);
     res.json({ event_id: row.event_id, ...v, ok: v.ok && v.header_ok });
   });
 
+  // The workspace (STATE.md, ARTIFACTS_DIR) is the instance's, written by every agent's tasks: not for a bound key.
   route(r, keys, workspaceState, async (_req, res) => {
+    requireUnbound(principalOf(res), 'the workspace state');
     res.json({ path: stateMdPath, ...(await readState(stateMdPath)) });
   });
 
   route(r, keys, listArtifacts, async (_req, res) => {
+    requireUnbound(principalOf(res), 'the artifacts directory');
     res.json({ files: await listArtifactFiles(artifactsDir) });
   });
 
   route(r, keys, getArtifact, async (req, res) => {
+    requireUnbound(principalOf(res), 'the artifacts directory');
     const name = req.params.filename as string;
     const file = await resolveArtifact(artifactsDir, name);
     if (isMarkdown(name)) {
@@ -206,4 +221,10 @@ export function omlRouter({ intents, store, keys, pool, client, databaseUrl, rea
   });
 
   return r;
+}
+
+/** 404 unless the session exists within the key's bounds (as the session routes answer it). */
+async function sessionWithin(sessions: SessionStore, sessionId: string, p: Principal): Promise<void> {
+  const t = await sessions.getTimeline(sessionId);
+  if (!t || !mayAccess(p, t.agent_id)) throw sessionErrors.notFound(sessionId);
 }

@@ -4,7 +4,8 @@
  */
 import { Router, type Request } from 'express';
 import { LIMITS } from '../../lib/domain/limits';
-import { EventType, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
+import { EventType, sessionErrors, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
+import { mayAccess, ownerForCreate, principalOf, type Principal } from '../auth';
 import { Operation } from '../scopes';
 import { formObject, parse, queryObject } from '../http';
 import { parseJsonText } from '../input-gate';
@@ -37,9 +38,18 @@ export function seedRouter({ sessions, store, keys, admission }: SessionDeps): R
   const r = Router();
   r.use('/timeline', surface('seed'));
 
+  /** With a bound key: the session must exist within its bounds, else 404 alike (unbound keys keep the seed's answers). */
+  async function mustBeWithin(sessionId: string, principal: Principal): Promise<void> {
+    if (!principal.bounds) return;
+    const t = await store.getTimeline(sessionId);
+    if (!t || !mayAccess(principal, t.agent_id)) throw sessionErrors.notFound(sessionId);
+  }
+
   route(r, keys, seedInit, async (req, res) => {
     const p = parse(seedInit.query, params(req));
-    const created = await admission.run('create', p.session_id, () => sessions.create({ sessionId: p.session_id }));
+    // The seed's init names no agent: a bound key's session belongs to its one agent (400 if it has several).
+    const agentId = ownerForCreate(principalOf(res), undefined);
+    const created = await admission.run('create', p.session_id, () => sessions.create({ sessionId: p.session_id, agentId }));
     res.json(ok('timeline initialised', { timeline_id: created.timeline_id, event_id: created.event_id }));
   });
 
@@ -49,6 +59,7 @@ export function seedRouter({ sessions, store, keys, admission }: SessionDeps): R
     if (p.event_type === EventType.SessionEnd) keys.authorise(req.headers.authorization, Operation.EndSession);
     // Through the input gate, like a JSON body: unique member names, no NUL or lone surrogate.
     const content = parseJsonText(p.content, 'content') as JsonValue;
+    await mustBeWithin(p.session_id, principalOf(res));
     const { event } = await admission.run('write', p.session_id, () =>
       sessions.append({ sessionId: p.session_id, type: p.event_type, content, idempotencyKey: p.idempotency_key, eventId: p.event_id }),
     );
@@ -58,6 +69,7 @@ export function seedRouter({ sessions, store, keys, admission }: SessionDeps): R
   route(r, keys, seedGet, async (req, res) => {
     const p = parse(seedGet.query, queryObject(req));
     const limit = p.limit ?? LIMITS.seedMaxEvents;
+    await mustBeWithin(p.session_id, principalOf(res));
     const events = await store.listEvents(p.session_id, { fromTs: p.from_ts, limit: limit + 1 });
     res.json(ok('events read', { events: events.slice(0, limit).map(seedEvent), has_more: events.length > limit }));
   });

@@ -5,6 +5,7 @@ import { LIMITS } from '../../lib/domain/limits';
 import { EventType, SESSION_ID_RE, sessionErrors, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
 import { TimelineRow, timelineHead } from '../../lib/store/sessions';
 import { jsonBody, parse, queryObject } from '../http';
+import { mayAccess, ownerForCreate, principalOf, type Principal } from '../auth';
 import { Operation } from '../scopes';
 import { route } from '../router';
 import { formatContext, Lang, toMessage } from './context';
@@ -51,11 +52,14 @@ function decodeCursor(c: string): { createdTs: number; sessionId: string } {
 export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespace, admission }: SessionDeps): Router {
   const r = Router();
 
-  async function mustExist(id: string): Promise<TimelineRow> {
+  /** The session, if it exists and is within the key's agent bounds; 404 alike otherwise (its existence is not revealed). */
+  async function mustExist(id: string, p: Principal): Promise<TimelineRow> {
     const t = await store.getTimeline(id);
-    if (!t) throw sessionErrors.notFound(id).withMessage(`session ${id} not found`);
+    if (!t || !mayAccess(p, t.agent_id)) throw sessionErrors.notFound(id).withMessage(`session ${id} not found`);
     return t;
   }
+  /** Before a write with a bound key: the session must be within its bounds (an unbound key's write needs no read). */
+  const mustBeWithin = async (id: string, p: Principal) => void (p.bounds && (await mustExist(id, p)));
   const idOf = (req: Request) => parse(getSession.params.shape.id, req.params.id, 'session_id');
 
   function describe(t: TimelineRow) {
@@ -79,10 +83,11 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
 
   route(r, keys, createSession, async (req, res) => {
     const b = parse(createSession.body, jsonBody(req));
+    const agentId = ownerForCreate(principalOf(res), b.agent_id);
     await admission.run('create', b.session_id, () =>
-      sessions.create({ sessionId: b.session_id, agentId: b.agent_id, channel: b.channel, metadata: rawMetadata(req, b.metadata), idleTimeoutS: b.idle_timeout_s }),
+      sessions.create({ sessionId: b.session_id, agentId, channel: b.channel, metadata: rawMetadata(req, b.metadata), idleTimeoutS: b.idle_timeout_s }),
     );
-    const t = await mustExist(b.session_id);
+    const t = await mustExist(b.session_id, principalOf(res));
     res.status(201).location(`/v1/sessions/${encodeURIComponent(b.session_id)}`).json(describe(t));
   });
 
@@ -93,6 +98,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
       status: q.status,
       agentId: q.agent_id,
       channel: q.channel,
+      bounds: principalOf(res).bounds,
       after: q.cursor ? decodeCursor(q.cursor) : undefined,
       limit: limit + 1,
     });
@@ -101,7 +107,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
   });
 
   route(r, keys, getSession, async (req, res) => {
-    const t = await mustExist(idOf(req));
+    const t = await mustExist(idOf(req), principalOf(res));
     const counts = await store.countEventsByType(t.session_id);
     const state = t.status === 'open' ? await sessions.state(t.session_id) : undefined;
     const d = describe(t);
@@ -116,6 +122,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
     const id = idOf(req);
     const b = parse(appendEvent.body, jsonBody(req));
     if (b.type === EventType.SessionEnd) keys.authorise(req.headers.authorization, Operation.EndSession);
+    await mustBeWithin(id, principalOf(res));
     const { event: e, deduplicated } = await admission.run('write', id, () =>
       sessions.append({
         sessionId: id,
@@ -132,7 +139,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
   route(r, keys, listEvents, async (req, res) => {
     const id = idOf(req);
     const q = parse(listEvents.query, queryObject(req));
-    await mustExist(id);
+    await mustExist(id, principalOf(res));
     const limit = q.limit ?? LIMITS.pageDefault;
     const rows = await store.listEvents(id, { afterSeq: q.after_seq, fromTs: q.from_ts, toTs: q.to_ts, types: q.types, limit: limit + 1 });
     const page = rows.slice(0, limit);
@@ -142,6 +149,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
   route(r, keys, endSession, async (req, res) => {
     const id = idOf(req);
     const b = parse(endSession.body, jsonBody(req));
+    await mustBeWithin(id, principalOf(res));
     const { event: e, deduplicated } = await admission.run('write', id, () =>
       sessions.end(id, { reason: b.reason ?? 'ended', idempotencyKey: b.idempotency_key, expectedSeq: b.expected_seq }),
     );
@@ -150,7 +158,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
 
   route(r, keys, verifySession, async (req, res) => {
     const id = idOf(req);
-    const t = await mustExist(id);
+    const t = await mustExist(id, principalOf(res));
     // Read the anchor first: appends after this point only add rows beyond it.
     const anchor = await sessions.head(id, t.status);
     const result = await store.verify(id);
@@ -175,7 +183,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
   route(r, keys, getContext, async (req, res) => {
     const id = idOf(req);
     const q = parse(getContext.query, queryObject(req));
-    await mustExist(id);
+    await mustExist(id, principalOf(res));
     const maxEvents = q.max_events ?? LIMITS.contextDefaultEvents;
     // The last max_events events at or before the as-of point, oldest first.
     const newestFirst = await store.listEvents(id, { maxSeq: q.as_of_seq, toTs: q.as_of_ts, limit: maxEvents + 1, descending: true });
@@ -194,7 +202,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
   });
 
   route(r, keys, getWorkflow, async (req, res) => {
-    const t = await mustExist(idOf(req));
+    const t = await mustExist(idOf(req), principalOf(res));
     res.json({ workflow_id: t.workflow_id, state: (await sessions.state(t.session_id)) ?? null });
   });
 

@@ -236,6 +236,7 @@ const fields = {
   enabled: z.boolean(),
   tags: z.array(plainText(64)).max(LIMITS.taskTagsMax),
   lang: z.enum(['en', 'zh']),
+  agent_id: plainText(LIMITS.agentIdMaxChars).describe('the agent the task belongs to (keys bound to agents see and change only theirs; a key bound to one agent fills in its own)'),
 };
 
 export const CreateTaskBody = z
@@ -260,6 +261,7 @@ export const CreateTaskBody = z
     enabled: fields.enabled.default(true),
     tags: fields.tags.default([]),
     lang: fields.lang.default(TASK_DEFAULTS.lang),
+    agent_id: fields.agent_id.optional(),
   })
   .meta({ id: 'CreateTask' });
 

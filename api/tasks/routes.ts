@@ -10,7 +10,10 @@ import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { TaskResultStore } from '../../lib/store/task-results';
 import type { TaskPolicy } from '../../lib/task-policy';
 import { shownDefinition, withoutSecrets, type TaskSecrets } from '../../lib/task-secrets';
-import type { KeyStore } from '../auth';
+import { mayAccess, outOfBounds, ownerForCreate, principalOf, type KeyStore, type Principal } from '../auth';
+import { sessionErrors } from '../../lib/domain/sessions';
+import type { SessionStore } from '../../lib/store/sessions';
+import type { TaskDefinition } from '../../lib/domain/tasks';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
 import { defaultAgentProblem, definitionOf, type DefinitionDefaults } from './definition';
@@ -37,6 +40,8 @@ export interface TaskDeps {
   store: TaskStore;
   results: TaskResultStore;
   keys: KeyStore;
+  /** Sessions a task names (its session_id, session deliveries), checked against a bound key's agents. */
+  sessions: SessionStore;
   /** OUTBOUND_ALLOW_HOSTS and AGENT_SECRETS, checked on every definition (lib/task-policy.ts). */
   policy: TaskPolicy;
   /** Operator defaults a definition is completed with (TASK_DEFAULT_AGENT). */
@@ -47,17 +52,50 @@ export interface TaskDeps {
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export function taskRouter({ tasks, store, results, keys, policy, secrets, defaults = {} }: TaskDeps): Router {
+export function taskRouter({ tasks, store, results, sessions, keys, policy, secrets, defaults = {} }: TaskDeps): Router {
   const r = Router();
   const agentProblem = defaults.agent && defaultAgentProblem(defaults.agent);
   if (agentProblem) throw new Error(`TASK_DEFAULT_AGENT is not an agent a task could use: ${agentProblem}`);
   /** Warnings go in the answer only when there are some. */
   const warned = <T extends object>(body: T, warnings: { field: string; reason: string }[]) => (warnings.length ? { ...body, warnings } : body);
 
-  async function mustExist(id: string): Promise<TaskRow> {
+  /** The task, if it exists and is within the key's agent bounds; 404 alike otherwise. */
+  async function mustExist(id: string, p: Principal): Promise<TaskRow> {
     const t = await store.getTask(id);
-    if (!t) throw taskErrors.notFound(id);
+    if (!t || !mayAccess(p, t.definition.agent_id)) throw taskErrors.notFound(id);
     return t;
+  }
+
+  /** The run, if its task is within the key's agent bounds; 404 alike otherwise. */
+  async function mustBeOwnRun(id: string, p: Principal): Promise<RunRow> {
+    const run = await store.getRun(id);
+    if (!run || (p.bounds && !mayAccess(p, (await store.getTask(run.task_id))?.definition.agent_id))) throw taskErrors.runNotFound(id);
+    return run;
+  }
+
+  /**
+   * A definition a bound key stores: its owner within the bounds (filled in from a key bound to
+   * one agent), and what it reaches of other agents' data refused: the sessions it writes into
+   * (session_id, session deliveries: 404 as for an unknown session) and a digest over runs it
+   * could not read (the digest must name its tasks, each within the bounds).
+   */
+  async function owned(d: TaskDefinition, p: Principal): Promise<TaskDefinition> {
+    const agentId = ownerForCreate(p, d.agent_id);
+    const out = agentId === undefined ? d : { ...d, agent_id: agentId };
+    if (!p.bounds) return out;
+    const sessionIds = [d.session_id, ...d.delivery.map((t) => (t.type === 'session' ? t.session_id : undefined))].filter((x): x is string => x !== undefined);
+    for (const sid of new Set(sessionIds)) {
+      const t = await sessions.getTimeline(sid);
+      if (!t || !mayAccess(p, t.agent_id)) throw sessionErrors.notFound(sid);
+    }
+    if (d.agent.type === 'digest') {
+      if (!d.agent.task_ids) throw outOfBounds(p.bounds, 'agent.task_ids', '(every task)');
+      for (const [i, id] of d.agent.task_ids.entries()) {
+        const t = await store.getTask(id);
+        if (!t || !mayAccess(p, t.definition.agent_id)) throw outOfBounds(p.bounds, `agent.task_ids[${i}]`, id);
+      }
+    }
+    return out;
   }
   const idOf = (raw: string | string[] | undefined) => parse(getTask.params.shape.id, raw, 'task_id');
 
@@ -143,24 +181,24 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
 
   route(r, keys, createTask, async (req, res) => {
     const { definition, enabled, warnings } = definitionOf(jsonBody(req), Date.now(), policy, {}, defaults);
-    const t = await tasks.create(secrets.forStorage(definition), enabled);
+    const t = await tasks.create(secrets.forStorage(await owned(definition, principalOf(res))), enabled);
     res.status(201).location(`/v1/tasks/${encodeURIComponent(t.task_id)}`).json(warned(created(t), warnings));
   });
 
   route(r, keys, listTasks, async (req, res) => {
     const q = parse(listTasks.query, queryObject(req));
     const limit = q.limit ?? LIMITS.pageDefault;
-    const rows = await store.listTasks({ status: q.status, tag: q.tag, enabled: q.enabled, afterTaskId: q.cursor, limit: limit + 1 });
+    const rows = await store.listTasks({ status: q.status, tag: q.tag, enabled: q.enabled, afterTaskId: q.cursor, bounds: principalOf(res).bounds, limit: limit + 1 });
     const page = rows.slice(0, limit);
     res.json({ tasks: page.map(describe), next_cursor: rows.length > limit ? page[page.length - 1].task_id : null });
   });
 
   route(r, keys, getTask, async (req, res) => {
-    res.json(await detail(await mustExist(idOf(req.params.id))));
+    res.json(await detail(await mustExist(idOf(req.params.id), principalOf(res))));
   });
 
   route(r, keys, patchTask, async (req, res) => {
-    const current = await mustExist(idOf(req.params.id));
+    const current = await mustExist(idOf(req.params.id), principalOf(res));
     if (current.deleted) throw taskErrors.deleted(current.task_id);
     const patch = parse(patchTask.body, jsonBody(req)) as Record<string, unknown>;
     // The raw body, so the merged definition is validated exactly as a create would be.
@@ -174,29 +212,30 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
     }
     merged.task_id = current.task_id;
     const { definition, enabled, warnings } = definitionOf(merged, Date.now(), policy, { parent_run_id }, defaults);
-    res.json(warned(await detail(await tasks.update(current, secrets.forStorage(definition, current.definition), enabled)), warnings));
+    const checked = await owned(definition, principalOf(res));
+    res.json(warned(await detail(await tasks.update(current, secrets.forStorage(checked, current.definition), enabled)), warnings));
   });
 
   route(r, keys, deleteTask, async (req, res) => {
-    res.json(await detail(await tasks.delete(await mustExist(idOf(req.params.id)))));
+    res.json(await detail(await tasks.delete(await mustExist(idOf(req.params.id), principalOf(res)))));
   });
 
   route(r, keys, pauseTask, async (req, res) => {
-    res.json(await detail(await tasks.pause(await mustExist(idOf(req.params.id)))));
+    res.json(await detail(await tasks.pause(await mustExist(idOf(req.params.id), principalOf(res)))));
   });
 
   route(r, keys, resumeTask, async (req, res) => {
-    res.json(await detail(await tasks.resume(await mustExist(idOf(req.params.id)))));
+    res.json(await detail(await tasks.resume(await mustExist(idOf(req.params.id), principalOf(res)))));
   });
 
   route(r, keys, triggerTask, async (req, res) => {
-    const { runId } = await tasks.trigger(await mustExist(idOf(req.params.id)));
+    const { runId } = await tasks.trigger(await mustExist(idOf(req.params.id), principalOf(res)));
     const url = `/v1/runs/${encodeURIComponent(runId)}`;
     res.status(202).location(url).json({ run_id: runId, url });
   });
 
   route(r, keys, backfillTask, async (req, res) => {
-    const current = await mustExist(idOf(req.params.id));
+    const current = await mustExist(idOf(req.params.id), principalOf(res));
     if (current.deleted) throw taskErrors.deleted(current.task_id);
     const b = parse(backfillTask.body, jsonBody(req));
     const d = current.definition;
@@ -207,13 +246,13 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
   });
 
   route(r, keys, listTaskRuns, async (req, res) => {
-    const t = await mustExist(idOf(req.params.id));
+    const t = await mustExist(idOf(req.params.id), principalOf(res));
     const q = parse(listTaskRuns.query, queryObject(req));
     res.json({ runs: (await store.runsOfTask(t.task_id, q.limit ?? LIMITS.pageDefault)).map(runOf) });
   });
 
   route(r, keys, listTaskResults, async (req, res) => {
-    const t = await mustExist(idOf(req.params.id));
+    const t = await mustExist(idOf(req.params.id), principalOf(res));
     const q = parse(listTaskResults.query, queryObject(req));
     const rows = await results.resultsOf(t.task_id, q.limit ?? LIMITS.pageDefault);
     res.json({
@@ -230,13 +269,12 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
 
   route(r, keys, listRuns, async (req, res) => {
     const q = parse(listRuns.query, queryObject(req));
-    res.json({ runs: (await store.listRuns({ status: q.status, taskId: q.task_id, limit: q.limit ?? LIMITS.pageDefault })).map(runOf) });
+    res.json({ runs: (await store.listRuns({ status: q.status, taskId: q.task_id, bounds: principalOf(res).bounds, limit: q.limit ?? LIMITS.pageDefault })).map(runOf) });
   });
 
   route(r, keys, getRun, async (req, res) => {
     const id = parse(getRun.params.shape.id, req.params.id, 'run_id');
-    const run = await store.getRun(id);
-    if (!run) throw taskErrors.runNotFound(id);
+    const run = await mustBeOwnRun(id, principalOf(res));
     const [log, deliveries, followUps] = await Promise.all([store.runLog(id), store.deliveries(id), results.followUpsOf(id)]);
     res.json({
       ...runOf(run),
@@ -250,6 +288,7 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
     const id = parse(reportRunResult.params.shape.id, req.params.id, 'run_id');
     // Parsed before anything is sent: an answer outside the protocol is a 400 and the run keeps waiting.
     const { attempt, ...answer } = parse(reportRunResult.body, jsonBody(req));
+    if (principalOf(res).bounds) await mustBeOwnRun(id, principalOf(res));
     res.json(await tasks.reportResult(id, { answer: answer as AgentAnswer, ...(attempt !== undefined ? { attempt } : {}) }));
   });
 

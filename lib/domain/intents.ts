@@ -158,17 +158,20 @@ export interface IntentHeader {
   dedupe_key: string | null;
   /** The time-to-live in force (the request's, the domain's or the global default). */
   ttl_s: number;
+  /** The agent the intent belongs to (API keys bound to agents see only theirs); absent or null: no owner. */
+  agent_id?: string | null;
 }
 
 /** The text rules for a header (it is hashed with the first transition): a buggy caller of IntentClient is refused, not retried. */
 export function headerProblem(h: IntentHeader): DomainError | null {
-  const hostile = hostileTextProblem({ event_id: h.event_id, domain: h.domain, action: h.action, tags: h.tags, session_id: h.session_id, dedupe_key: h.dedupe_key });
+  const hostile = hostileTextProblem({ event_id: h.event_id, domain: h.domain, action: h.action, tags: h.tags, session_id: h.session_id, dedupe_key: h.dedupe_key, agent_id: h.agent_id ?? null });
   return hostile ? DomainError.validation(hostile.field, hostile.reason) : null;
 }
 
 /** The header as the first transition's content records it (the event id is the chain's own). */
 export function headerContent(h: IntentHeader): Omit<IntentHeader, 'event_id'> {
-  return { domain: h.domain, action: h.action, tags: h.tags, session_id: h.session_id, dedupe_key: h.dedupe_key, ttl_s: h.ttl_s };
+  // The owner only when there is one: an intent without one hashes exactly as before owners existed.
+  return { domain: h.domain, action: h.action, tags: h.tags, session_id: h.session_id, dedupe_key: h.dedupe_key, ttl_s: h.ttl_s, ...(h.agent_id ? { agent_id: h.agent_id } : {}) };
 }
 
 /** What a transition's hash covers besides the chain fields (see docs/hash-chain.md §9). */

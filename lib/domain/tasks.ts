@@ -193,6 +193,8 @@ export interface TaskDefinition {
   lang: 'en' | 'zh';
   /** Set on a follow-up task: the run whose next_action asked for it (never taken from a request body). */
   parent_run_id?: string;
+  /** The agent the task belongs to: API keys bound to agents see and change only theirs (a follow-up inherits it). */
+  agent_id?: string;
 }
 
 export const TASK_DEFAULTS = {

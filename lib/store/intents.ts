@@ -12,7 +12,8 @@ import { IntentStatus, intentChainId, type IntentHead, type IntentHeader, type J
 import { LIMITS } from '../domain/limits';
 import { ChainVerifier, transitionChainEvent, type VerifyResult } from '../hash-chain';
 import { literals } from './literals';
-import { Where } from './where';
+import { addBoundsCondition, Where } from './where';
+import type { AgentBounds } from '../domain/agent-bounds';
 
 const TRANSITION_COLUMNS = 'event_id, seq, transition_id, ts, content, prev_hash, hash';
 
@@ -50,7 +51,7 @@ export interface IntentRow extends IntentHeader {
  * lifecycle; `from` names the rows to describe (intents as `i`, possibly joined to more).
  */
 const intentSelect = (from = 'intents i') => `
-  SELECT i.event_id, i.domain, i.action, i.tags, i.session_id, i.dedupe_key, i.ttl_s, i.created_ts, i.workflow_id,
+  SELECT i.event_id, i.domain, i.action, i.tags, i.session_id, i.dedupe_key, i.ttl_s, i.created_ts, i.workflow_id, i.agent_id,
          h.status, h.ts AS updated_ts, h.seq AS head_seq, h.hash AS head_hash, h.content AS head_content,
          f.content AS first_content, l.lifecycle
     FROM ${from}
@@ -72,6 +73,7 @@ function rowToIntent(r: Record<string, unknown>): IntentRow {
     session_id: (r.session_id as string | null) ?? null,
     dedupe_key: (r.dedupe_key as string | null) ?? null,
     ttl_s: Number(r.ttl_s),
+    agent_id: (r.agent_id as string | null) ?? null,
     created_ts: Number(r.created_ts),
     workflow_id: r.workflow_id as string,
     status: r.status as IntentStatus,
@@ -139,6 +141,8 @@ export interface IntentFilter {
   tags?: string[];
   /** Case-insensitive substring of the action or of any transition's note. */
   search?: string;
+  /** Only intents of agents within these bounds (a bound API key's list). */
+  bounds?: AgentBounds;
   limit: number;
   offset: number;
 }
@@ -147,6 +151,8 @@ export interface PendingFilter {
   domain?: string;
   /** Only intents created at least this many seconds ago. */
   olderThanS?: number;
+  /** Only intents of agents within these bounds (a bound API key's list). */
+  bounds?: AgentBounds;
   limit: number;
   /** Keyset pagination: only intents after this one in the answer order (created_ts, event_id). */
   after?: IntentKey;
@@ -250,7 +256,7 @@ export class IntentWriteTx {
 
   private intentValues(h: IntentHeader, workflowId: string, createdTs: number): string {
     const l = literals(this.db);
-    return `(${[l.text(h.event_id), l.text(h.domain), l.text(h.action), l.array(h.tags, 'text'), l.text(h.session_id), l.text(h.dedupe_key), l.int(h.ttl_s), l.int(createdTs), l.text(workflowId)].join(', ')})`;
+    return `(${[l.text(h.event_id), l.text(h.domain), l.text(h.action), l.array(h.tags, 'text'), l.text(h.session_id), l.text(h.dedupe_key), l.int(h.ttl_s), l.int(createdTs), l.text(workflowId), l.text(h.agent_id ?? null)].join(', ')})`;
   }
 
   private transitionValues(t: StoredTransition, writer: { workflowId: string; runId: string }): string {
@@ -272,7 +278,7 @@ export class IntentWriteTx {
   }
 }
 
-const INTENT_INSERT = 'INSERT INTO intents (event_id, domain, action, tags, session_id, dedupe_key, ttl_s, created_ts, workflow_id) VALUES';
+const INTENT_INSERT = 'INSERT INTO intents (event_id, domain, action, tags, session_id, dedupe_key, ttl_s, created_ts, workflow_id, agent_id) VALUES';
 const TRANSITION_INSERT = 'INSERT INTO intent_transitions (event_id, seq, transition_id, ts, status, content, prev_hash, hash, workflow_id, run_id) VALUES';
 
 export class IntentStore {
@@ -352,6 +358,7 @@ export class IntentStore {
     const w = new Where();
     w.add(condition);
     if (f.domain) w.add('i.domain = ?', f.domain);
+    addBoundsCondition(w, 'i.agent_id', f.bounds);
     if (f.olderThanS !== undefined) w.add('p.created_ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?::bigint * 1000', f.olderThanS);
     if (f.after) w.add('(p.created_ts, p.event_id) > (?::bigint, ?::text)', f.after.createdTs, f.after.eventId);
     const limit = w.param(f.limit);
@@ -379,6 +386,7 @@ export class IntentStore {
   async list(f: IntentFilter): Promise<{ rows: IntentRow[]; total: number }> {
     const w = new Where();
     if (f.domain) w.add('i.domain = ?', f.domain);
+    addBoundsCondition(w, 'i.agent_id', f.bounds);
     if (f.status) w.add('h.status = ?', f.status);
     if (f.tags?.length) w.add('i.tags @> ?::text[]', f.tags);
     if (f.search) {
@@ -393,12 +401,17 @@ export class IntentStore {
     return { rows: rows.map(rowToIntent), total: count.rows[0].n as number };
   }
 
-  async stats(): Promise<IntentStats> {
+  /** Counts by status and domain; with bounds, of the intents of those agents only. */
+  async stats(bounds?: AgentBounds): Promise<IntentStats> {
+    const w = new Where();
+    addBoundsCondition(w, 'i.agent_id', bounds);
     const { rows } = await this.pool.query(
       `SELECT i.domain, h.status, count(*)::int AS n
          FROM intents i
          JOIN LATERAL (SELECT status FROM intent_transitions t WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) h ON true
+        ${w.sql}
         GROUP BY i.domain, h.status ORDER BY i.domain, h.status`,
+      w.params,
     );
     const out: IntentStats = { total: 0, pending: 0, by_status: { requested: 0, 'in-progress': 0, done: 0, blocked: 0 }, by_domain: {} };
     for (const r of rows) {
@@ -415,7 +428,7 @@ export class IntentStore {
    * row still says what the first transition's hashed content recorded.
    */
   async verify(eventId: string): Promise<VerifyResult & { header_ok: boolean }> {
-    const { rows } = await this.pool.query('SELECT domain, action, tags, session_id, dedupe_key, ttl_s FROM intents WHERE event_id = $1', [eventId]);
+    const { rows } = await this.pool.query('SELECT domain, action, tags, session_id, dedupe_key, ttl_s, agent_id FROM intents WHERE event_id = $1', [eventId]);
     const verifier = new ChainVerifier(intentChainId(eventId));
     let first: StoredTransition | undefined;
     let afterSeq = 0;
@@ -438,7 +451,9 @@ export class IntentStore {
       afterSeq = Number(page.rows[page.rows.length - 1].seq);
     }
     const h = rows[0] as Record<string, JsonValue> | undefined;
-    const header = h ? { domain: h.domain, action: h.action, tags: h.tags, session_id: h.session_id, dedupe_key: h.dedupe_key, ttl_s: Number(h.ttl_s) } : null;
+    const header = h
+      ? { domain: h.domain, action: h.action, tags: h.tags, session_id: h.session_id, dedupe_key: h.dedupe_key, ttl_s: Number(h.ttl_s), ...(h.agent_id ? { agent_id: h.agent_id } : {}) }
+      : null;
     const header_ok = !!first?.content.intent && !!header && canonicalize(first.content.intent as unknown as JsonValue) === canonicalize(header as JsonValue);
     return { ...verifier.result(), header_ok };
   }

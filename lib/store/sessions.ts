@@ -10,7 +10,8 @@ import { LIMITS } from '../domain/limits';
 import type { ChainHead, StoredEvent, TimelineStatus } from '../domain/sessions';
 import { ChainVerifier, VerifyResult } from '../hash-chain';
 import { literals } from './literals';
-import { Where } from './where';
+import { addBoundsCondition, Where } from './where';
+import type { AgentBounds } from '../domain/agent-bounds';
 
 /** The columns of a StoredEvent, in the order rowToEvent reads them. */
 const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
@@ -79,6 +80,8 @@ export interface SessionFilter {
   channel?: string;
   /** Cursor: sessions created after this (created_ts, session_id). */
   after?: { createdTs: number; sessionId: string };
+  /** Only sessions whose agent is within these bounds (a bound API key's list). */
+  bounds?: AgentBounds;
   limit: number;
 }
 
@@ -194,6 +197,7 @@ export class SessionStore {
     if (f.status) w.add('status = ?', f.status);
     if (f.agentId) w.add('agent_id = ?', f.agentId);
     if (f.channel) w.add('channel = ?', f.channel);
+    addBoundsCondition(w, 'agent_id', f.bounds);
     if (f.after) w.add('(created_ts, session_id) > (?, ?)', f.after.createdTs, f.after.sessionId);
     const limit = w.param(f.limit);
     const { rows } = await this.pool.query(`SELECT * FROM timelines ${w.sql} ORDER BY created_ts, session_id LIMIT ${limit}`, w.params);

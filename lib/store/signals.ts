@@ -10,6 +10,7 @@ import type { RunStatus } from '../domain/tasks';
 import { TASK_RUN_SIGNAL_PREFIX } from '../domain/signals';
 import { listensTo } from '../domain/conditions';
 import type { TaskDefinition } from '../domain/tasks';
+import { withinBounds, type AgentBounds } from '../domain/agent-bounds';
 
 /** A listening task's current history row: what its scheduler is (re)started from. */
 export interface Listener {
@@ -24,6 +25,8 @@ export interface StoredSignal extends SignalEvent {
   seq: number;
   source: 'api' | 'task_run';
   recorded_at: Date;
+  /** The agent bounds of the key that sent it: only tasks of those agents take it in; undefined: every task. */
+  bounds?: AgentBounds;
 }
 
 const rowOf = (r: Record<string, unknown>): StoredSignal => ({
@@ -35,6 +38,7 @@ const rowOf = (r: Record<string, unknown>): StoredSignal => ({
   atMs: (r.occurred_at as Date).getTime(),
   source: r.source as StoredSignal['source'],
   recorded_at: r.recorded_at as Date,
+  ...(r.agents_exact ? { bounds: { exact: r.agents_exact as string[], prefixes: (r.agents_prefixes as string[] | null) ?? [] } } : {}),
 });
 
 export class SignalStore {
@@ -44,12 +48,12 @@ export class SignalStore {
    * Stores a signal unless its id is stored already; answers the stored row either way and
    * whether it was there before (a retried send).
    */
-  async insert(e: SignalEvent, source: StoredSignal['source']): Promise<{ signal: StoredSignal; existed: boolean }> {
+  async insert(e: SignalEvent, source: StoredSignal['source'], bounds?: AgentBounds): Promise<{ signal: StoredSignal; existed: boolean }> {
     const ins = await this.pool.query(
-      `INSERT INTO signals (signal_id, name, value, signal_values, occurred_at, source)
-       VALUES ($1, $2, $3, $4, to_timestamp($5 / 1000.0), $6)
+      `INSERT INTO signals (signal_id, name, value, signal_values, occurred_at, source, agents_exact, agents_prefixes)
+       VALUES ($1, $2, $3, $4, to_timestamp($5 / 1000.0), $6, $7::text[], $8::text[])
        ON CONFLICT (signal_id) DO NOTHING RETURNING *`,
-      [e.signal_id, e.name, JSON.stringify(e.value), JSON.stringify(e.values), e.atMs, source],
+      [e.signal_id, e.name, JSON.stringify(e.value), JSON.stringify(e.values), e.atMs, source, bounds ? [...bounds.exact] : null, bounds ? [...bounds.prefixes] : null],
     );
     if (ins.rows[0]) return { signal: rowOf(ins.rows[0]), existed: false };
     const got = await this.pool.query('SELECT * FROM signals WHERE signal_id = $1', [e.signal_id]);
@@ -67,7 +71,7 @@ export class SignalStore {
    * listensTo decides exactly. Reads the newest history row per task only (not the `tasks`
    * view, which also joins the execution log): this runs for every signal and finished run.
    */
-  async listeners(name: string): Promise<Listener[]> {
+  async listeners(name: string, bounds?: AgentBounds): Promise<Listener[]> {
     const isRun = name.startsWith(TASK_RUN_SIGNAL_PREFIX);
     const path = isRun ? 'strict $.** ? (@.task_id == $n)' : 'strict $.** ? (@.event == $n || @.signal == $n)';
     const r = await this.pool.query(
@@ -78,7 +82,7 @@ export class SignalStore {
         ORDER BY task_id, version DESC`,
       [path, isRun ? name.slice(TASK_RUN_SIGNAL_PREFIX.length) : name],
     );
-    return (r.rows as Listener[]).filter((t) => t.enabled && !t.deleted && listensTo(t.definition.trigger, name));
+    return (r.rows as Listener[]).filter((t) => t.enabled && !t.deleted && listensTo(t.definition.trigger, name) && withinBounds(bounds, t.definition.agent_id));
   }
 
   /**
@@ -89,6 +93,9 @@ export class SignalStore {
     const r = await this.pool.query(
       `SELECT s.* FROM signals s JOIN task_history h ON h.task_id = $1 AND h.version = $2
         WHERE s.name = ANY($3::text[]) AND s.recorded_at >= h.recorded_at
+          -- A signal a bound key sent reaches only tasks of its agents (schema/014).
+          AND (s.agents_exact IS NULL OR (h.definition->>'agent_id') = ANY(s.agents_exact)
+               OR EXISTS (SELECT 1 FROM unnest(s.agents_prefixes) p WHERE starts_with(h.definition->>'agent_id', p)))
         ORDER BY s.seq DESC LIMIT $4`,
       [i.taskId, i.version, i.names, i.limit],
     );

@@ -8,7 +8,8 @@ import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../domain/errors';
 import type { RunMemoryEntry, RunStatus, RunTrigger, TaskAction, TaskDefinition, TaskStatus } from '../domain/tasks';
 import { CANCELLED_REASON_PREFIX, taskErrors } from '../domain/tasks';
-import { Where } from './where';
+import { addBoundsCondition, boundsCondition, Where } from './where';
+import type { AgentBounds } from '../domain/agent-bounds';
 
 export interface TaskRow {
   task_id: string;
@@ -103,6 +104,8 @@ export interface TaskFilter {
   includeDeleted?: boolean;
   limit: number;
   afterTaskId?: string;
+  /** Only tasks of agents within these bounds (a bound API key's list). */
+  bounds?: AgentBounds;
 }
 
 export class TaskStore {
@@ -122,6 +125,7 @@ export class TaskStore {
     if (f.tag) w.add("jsonb_exists(definition->'tags', ?)", f.tag);
     if (f.enabled !== undefined) w.add('enabled = ?', f.enabled);
     if (f.afterTaskId) w.add('task_id > ?', f.afterTaskId);
+    addBoundsCondition(w, "(definition->>'agent_id')", f.bounds);
     const r = await this.pool.query(`SELECT * FROM tasks ${w.sql} ORDER BY task_id LIMIT ${w.param(f.limit)}`, w.params);
     return r.rows.map(rowToTask);
   }
@@ -210,11 +214,16 @@ export class TaskStore {
   }
 
   /** Runs by status; `needs_attention` is the queue of runs that failed for good. */
-  async listRuns(f: { status?: RunStatus | 'needs_attention'; taskId?: string; limit: number }): Promise<RunRow[]> {
+  async listRuns(f: { status?: RunStatus | 'needs_attention'; taskId?: string; limit: number; bounds?: AgentBounds }): Promise<RunRow[]> {
     const w = new Where();
     if (f.status === 'needs_attention') w.add('needs_attention');
     else if (f.status) w.add('status = ?', f.status);
     if (f.taskId) w.add('task_id = ?', f.taskId);
+    if (f.bounds) {
+      // Runs of the tasks whose newest definition is owned within the bounds.
+      const owned = boundsCondition(w, "(n.definition->>'agent_id')", f.bounds);
+      w.add(`task_id IN (SELECT n.task_id FROM task_history n WHERE n.version = (SELECT max(x.version) FROM task_history x WHERE x.task_id = n.task_id) AND ${owned})`);
+    }
     const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current ${w.sql} ORDER BY recorded_at DESC LIMIT ${w.param(f.limit)}`, w.params);
     return r.rows;
   }

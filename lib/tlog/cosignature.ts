@@ -73,6 +73,13 @@ export function cosignatureSigner(skey: string, now: () => number = Date.now): N
   };
 }
 
+/** The verifier key string (type 0x04) of a cosigner signer key string. */
+export function cosignerVerifierKey(skey: string): string {
+  const k = parseSignerKey(skey);
+  if (k.type !== SIG_COSIGNATURE_V1) throw new NoteError('bad-key', 'not a cosignature/v1 key (type 0x04)');
+  return formatVerifierKey(k.name, SIG_COSIGNATURE_V1, ed25519RawPublic(ed25519PrivateKey(k.key)));
+}
+
 /** A new cosigner key pair (type 0x04) for `name`. */
 export function generateCosignerKey(name: string): { signerKey: string; verifierKey: string } {
   const seed = generateEd25519Seed();

@@ -18,6 +18,7 @@ import { createPool } from '../lib/db';
 import { LIMITS } from '../lib/domain/limits';
 import { verifyChain, type ChainEvent } from '../lib/hash-chain';
 import { TASK_STATUSES, type TaskStatus } from '../lib/domain/tasks';
+import { runWitness, type WitnessCliOptions } from './witness';
 
 class CliError extends Error {
   constructor(
@@ -248,6 +249,20 @@ program
     else out(`ok      ${sessionId}  ${r.checked} events, head ${r.head_seq} ${r.head_hash}`);
     if (!ok) process.exitCode = 1;
   });
+
+// ---- transparency log witness -------------------------------------------------------------
+
+program
+  .command('witness')
+  .description('run a C2SP tlog-witness: cosign checkpoints of the logs you name after checking their consistency proofs (POST /add-checkpoint)')
+  .option('--key-file <file>', 'the witness key (created on first start; default $WITNESS_KEY_FILE or data/witness/witness.key)')
+  .option('--state-file <file>', 'the latest cosigned checkpoint per log (default $WITNESS_STATE_FILE or data/witness/state.json)')
+  .option('--name <name>', 'the key name for a new key (default $WITNESS_NAME or witness/<hostname>)')
+  .option('--log <entry...>', 'a log to witness: "<verifier key>" or "<origin> <verifier key>" (default $WITNESS_LOGS)')
+  .option('--listen <host:port>', 'where to listen (default $WITNESS_LISTEN or 127.0.0.1:8010)')
+  .option('--prefix <path>', 'URL path prefix before /add-checkpoint (default $WITNESS_PREFIX or none)')
+  .option('--print-key', 'print the witness verifier key and exit')
+  .action((o: WitnessCliOptions) => runWitness(o));
 
 // ---- intents -----------------------------------------------------------------------------
 

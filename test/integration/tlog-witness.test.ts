@@ -1,0 +1,228 @@
+/**
+ * The witness (`timekeeper witness`, lib/tlog/witness.ts) over real HTTP, driven by the log's
+ * witnessing client (lib/tlog/witnessing.ts) and by raw add-checkpoint requests: cosigning,
+ * 409 with the witness's size and the client's retry, forks refused (422 / 409), unknown
+ * origin 404, untrusted signature 403, malformed 400, the state on disk before the answer,
+ * and the spec's race (two requests from the same old size: one wins).
+ */
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { once } from 'node:events';
+import { cosignatureVerifier, generateCosignerKey } from '../../lib/tlog/cosignature';
+import { generateNoteKey, openNote } from '../../lib/tlog/note';
+import { formatAddCheckpoint, Witness, WitnessStateStore } from '../../lib/tlog/witness';
+import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
+import { parseWitnessList, witnessCheckpoint, witnessingSettings, type WitnessEndpoint } from '../../lib/tlog/witnessing';
+import { TestLog } from '../support/tlog-test-log';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-witness-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+interface Running {
+  witness: Witness;
+  server: WitnessServer;
+  endpoint: WitnessEndpoint;
+  stateFile: string;
+  refusals: Array<{ status: number; reason: string }>;
+}
+
+const running: Running[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((r) => r.server.close()));
+});
+
+let n = 0;
+async function startWitness(logs: TestLog[], opts: { stateFile?: string; key?: { signerKey: string; verifierKey: string } } = {}): Promise<Running> {
+  const key = opts.key ?? generateCosignerKey(`witness.test/w${++n}`);
+  const stateFile = opts.stateFile ?? path.join(tmp, `state-${n}-${Date.now()}.json`);
+  const refusals: Running['refusals'] = [];
+  const witness = new Witness({
+    signerKey: key.signerKey,
+    logs: logs.map((l) => ({ origin: l.origin, verifierKeys: [l.key.verifierKey] })),
+    store: new WitnessStateStore(stateFile),
+    onRefusal: (r) => refusals.push(r),
+  });
+  const server = await startWitnessServer(witness, { host: '127.0.0.1', port: 0 });
+  const r = { witness, server, endpoint: parseWitnessList(`${server.url} ${key.verifierKey}`)[0], stateFile, refusals };
+  running.push(r);
+  return r;
+}
+
+async function post(url: string, body: string): Promise<{ status: number; type: string; body: string }> {
+  const res = await fetch(`${url}/add-checkpoint`, { method: 'POST', body });
+  return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() };
+}
+
+const readState = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as { logs: Record<string, { size: number; root: string }> };
+
+describe('the witness over HTTP', () => {
+  test('cosigns a first checkpoint and each consistent next one, persisting the state before answering', async () => {
+    const log = new TestLog().grow(5);
+    const w = await startWitness([log]);
+    const first = await witnessCheckpoint({ note: log.checkpoint(), witnesses: [w.endpoint], quorum: 1, previousSize: 0, consistencyProof: log.consistency });
+    expect(first).toMatchObject({ quorumMet: true, cosigners: [w.endpoint.name], failures: [], sizes: { [w.endpoint.name]: 5 } });
+    const opened = openNote(first.note, [cosignatureVerifier(w.endpoint.verifierKey)]);
+    expect(opened.verified.map((s) => s.name)).toEqual([w.endpoint.name]);
+    expect(readState(w.stateFile).logs[log.origin]).toEqual(expect.objectContaining({ size: 5, root: log.tree.root().toString('base64') }));
+
+    log.grow(9);
+    const next = await witnessCheckpoint({ note: log.checkpoint(), witnesses: [w.endpoint], quorum: 1, previousSize: 5, consistencyProof: log.consistency });
+    expect(next.quorumMet).toBe(true);
+    expect(readState(w.stateFile).logs[log.origin].size).toBe(14);
+    // The same checkpoint again (same size, same root): cosigned again.
+    const again = await witnessCheckpoint({ note: log.checkpoint(), witnesses: [w.endpoint], quorum: 1, previousSize: 14, consistencyProof: log.consistency });
+    expect(again.quorumMet).toBe(true);
+  });
+
+  test('answers 409 with its size when the old size is wrong; the client retries from that size', async () => {
+    const log = new TestLog().grow(3);
+    const w = await startWitness([log]);
+    await witnessCheckpoint({ note: log.checkpoint(), witnesses: [w.endpoint], quorum: 1, previousSize: 0, consistencyProof: log.consistency });
+    log.grow(4);
+    const raw = await post(w.server.url, formatAddCheckpoint(0, [], log.checkpoint()));
+    expect(raw).toEqual({ status: 409, type: 'text/x.tlog.size', body: '3\n' });
+    const asked: Array<[number, number]> = [];
+    const r = await witnessCheckpoint({
+      note: log.checkpoint(),
+      witnesses: [w.endpoint],
+      quorum: 1,
+      previousSize: 0, // the log does not know what the witness has
+      consistencyProof: (from, to) => (asked.push([from, to]), log.consistency(from, to)),
+    });
+    expect(r).toMatchObject({ quorumMet: true, sizes: { [w.endpoint.name]: 7 } });
+    expect(asked).toEqual([[3, 7]]);
+  });
+
+  test('refuses a rewritten log: 422 for a proof that does not verify, 409 for the same size with another root', async () => {
+    const log = new TestLog().grow(10);
+    const w = await startWitness([log]);
+    await witnessCheckpoint({ note: log.checkpoint(), witnesses: [w.endpoint], quorum: 1, previousSize: 0, consistencyProof: log.consistency });
+    const forked = log.fork(4).grow(3); // leaf 4 rewritten, 13 leaves
+    const r = await witnessCheckpoint({ note: forked.checkpoint(), witnesses: [w.endpoint], quorum: 1, previousSize: 10, consistencyProof: forked.consistency });
+    expect(r.quorumMet).toBe(false);
+    expect(r.cosigners).toEqual([]);
+    expect(r.failures).toEqual([{ witness: w.endpoint.name, status: 422, reason: 'the consistency proof from 10 to 13 does not verify' }]);
+    // Nor does the honest proof of the original log help the fork.
+    expect((await post(w.server.url, formatAddCheckpoint(10, log.grow(3).tree.consistency(10, 13), forked.checkpoint()))).status).toBe(422);
+    const sameSize = await post(w.server.url, formatAddCheckpoint(10, [], log.fork(4, 10).checkpoint()));
+    expect(sameSize.status).toBe(409);
+    expect(sameSize.type).not.toBe('text/x.tlog.size');
+    expect(readState(w.stateFile).logs[log.origin].size).toBe(10);
+    expect(w.refusals.map((x) => x.status)).toEqual([422, 422, 409]);
+    // The honest log continues.
+    expect((await witnessCheckpoint({ note: log.checkpoint(), witnesses: [w.endpoint], quorum: 1, previousSize: 10, consistencyProof: log.consistency })).quorumMet).toBe(true);
+  });
+
+  test('404 for an unknown origin, 403 for a key it does not trust, 400 for malformed requests, 413 for huge bodies, 405 for GET', async () => {
+    const log = new TestLog().grow(2);
+    const w = await startWitness([log]);
+    const other = new TestLog('other.test/log').grow(2);
+    expect((await post(w.server.url, formatAddCheckpoint(0, [], other.checkpoint()))).status).toBe(404);
+    const impostor = new TestLog(log.origin, generateNoteKey(log.origin)).grow(2);
+    expect((await post(w.server.url, formatAddCheckpoint(0, [], impostor.checkpoint()))).status).toBe(403);
+    const good = log.checkpoint();
+    for (const body of [
+      good, // no old line
+      `old 01\n\n${good}`,
+      `old 0\nnot-base64\n\n${good}`,
+      `old 0\n\n${good.replace('\n\n', '\n')}`,
+      formatAddCheckpoint(3, [], good), // old > size
+    ]) {
+      expect({ body, status: (await post(w.server.url, body)).status }).toEqual({ body, status: 400 });
+    }
+    expect((await post(w.server.url, formatAddCheckpoint(0, [log.tree.root()], good))).status).toBe(422); // proof from 0 must be empty
+    expect((await post(w.server.url, 'x'.repeat(70_000))).status).toBe(413);
+    expect((await fetch(`${w.server.url}/add-checkpoint`)).status).toBe(405);
+    expect(fs.existsSync(w.stateFile)).toBe(false);
+  });
+
+  test('two requests from the same old size: one is cosigned, the other gets 409 (no rollback)', async () => {
+    const log = new TestLog().grow(4);
+    const w = await startWitness([log]);
+    await witnessCheckpoint({ note: log.checkpoint(), witnesses: [w.endpoint], quorum: 1, previousSize: 0, consistencyProof: log.consistency });
+    log.grow(6);
+    const [a, b] = await Promise.all([
+      post(w.server.url, formatAddCheckpoint(4, log.tree.consistency(4, 10), log.checkpoint(10))),
+      post(w.server.url, formatAddCheckpoint(4, log.tree.consistency(4, 7), log.checkpoint(7))),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    const won = a.status === 200 ? 10 : 7;
+    expect(readState(w.stateFile).logs[log.origin].size).toBe(won);
+    expect((a.status === 409 ? a : b).body).toBe(`${won}\n`);
+  });
+
+  test('a restarted witness keeps its state; quorum counts witnesses', async () => {
+    const log = new TestLog().grow(6);
+    const key = generateCosignerKey('witness.test/restart');
+    const stateFile = path.join(tmp, 'restart.json');
+    const w1 = await startWitness([log], { key, stateFile });
+    const w2 = await startWitness([log]);
+    const r = await witnessCheckpoint({ note: log.checkpoint(), witnesses: [w1.endpoint, w2.endpoint], quorum: 2, previousSize: 0, consistencyProof: log.consistency });
+    expect(r.cosigners).toEqual([w1.endpoint.name, w2.endpoint.name]);
+    expect(openNote(r.note, [cosignatureVerifier(w1.endpoint.verifierKey), cosignatureVerifier(w2.endpoint.verifierKey)]).verified).toHaveLength(2);
+    await w1.server.close();
+    const again = await startWitness([log], { key, stateFile });
+    expect(await post(again.server.url, formatAddCheckpoint(0, [], log.checkpoint()))).toEqual({ status: 409, type: 'text/x.tlog.size', body: '6\n' });
+    // One witness down: 1 of 2 cosignatures, quorum 2 not met, quorum 1 met.
+    await w2.server.close();
+    log.grow(2);
+    const down = await witnessCheckpoint({ note: log.checkpoint(), witnesses: [again.endpoint, w2.endpoint], quorum: 2, previousSize: 6, consistencyProof: log.consistency });
+    expect(down).toMatchObject({ quorumMet: false, cosigners: [again.endpoint.name] });
+    expect(down.failures.map((f) => f.witness)).toEqual([w2.endpoint.name]);
+  });
+
+  test('a witness answer with a bad cosignature is not counted', async () => {
+    const log = new TestLog().grow(2);
+    const w = await startWitness([log]);
+    const impostorKey = parseWitnessList(`${w.server.url} ${generateCosignerKey(w.endpoint.name).verifierKey}`)[0];
+    const r = await witnessCheckpoint({ note: log.checkpoint(), witnesses: [impostorKey], quorum: 1, previousSize: 0, consistencyProof: log.consistency });
+    expect(r.quorumMet).toBe(false);
+    expect(r.failures[0].reason).toMatch(/no valid cosignature/);
+  });
+
+  test('LOG_WITNESSES and LOG_WITNESS_QUORUM', () => {
+    const a = generateCosignerKey('a.test/w').verifierKey;
+    const b = generateCosignerKey('b.test/w').verifierKey;
+    const s = witnessingSettings({ LOG_WITNESSES: `http://127.0.0.1:1/ ${a},\nhttps://w.example/x ${b}` });
+    expect(s.witnesses.map((w) => [w.url, w.name])).toEqual([['http://127.0.0.1:1', 'a.test/w'], ['https://w.example/x', 'b.test/w']]);
+    expect(s.quorum).toBe(2);
+    expect(witnessingSettings({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '0' }).quorum).toBe(0);
+    expect(() => witnessingSettings({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '2' })).toThrow(/LOG_WITNESS_QUORUM/);
+    expect(() => witnessingSettings({ LOG_WITNESSES: `ftp://a ${a}` })).toThrow(/http/);
+    expect(() => witnessingSettings({ LOG_WITNESSES: `http://a ${generateNoteKey('x.test').verifierKey}` })).toThrow(/0x04/);
+    expect(witnessingSettings({})).toEqual({ witnesses: [], quorum: 0 });
+  });
+});
+
+describe('timekeeper witness (the CLI)', () => {
+  test('creates its key, serves add-checkpoint, and keeps its state across a restart', async () => {
+    const dir = fs.mkdtempSync(path.join(tmp, 'cli-'));
+    const log = new TestLog().grow(3);
+    const bin = path.join(__dirname, '../../bin/timekeeper');
+    const args = ['witness', '--key-file', path.join(dir, 'w.key'), '--state-file', path.join(dir, 'state.json'), '--name', 'witness.test/cli', '--log', log.key.verifierKey, '--listen', '127.0.0.1:0'];
+    const printed = await new Promise<string>((resolve, reject) =>
+      execFile(bin, ['witness', '--key-file', path.join(dir, 'w.key'), '--name', 'witness.test/cli', '--print-key'], (err, stdout) => (err ? reject(err) : resolve(stdout.trim()))),
+    );
+    expect(printed).toMatch(/^witness\.test\/cli\+[0-9a-f]{8}\+/);
+    expect(fs.statSync(path.join(dir, 'w.key')).mode & 0o777).toBe(0o600);
+    for (const [round, previousSize] of [[1, 0], [2, 3]] as const) {
+      const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      try {
+        let stdout = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        while (!stdout.includes('\n')) await once(child.stdout, 'data');
+        const [endpoint] = parseWitnessList(stdout.trim());
+        expect(endpoint.verifierKey).toBe(printed);
+        if (round === 2) log.grow(2);
+        const r = await witnessCheckpoint({ note: log.checkpoint(), witnesses: [endpoint], quorum: 1, previousSize, consistencyProof: log.consistency });
+        expect(r).toMatchObject({ quorumMet: true, failures: [] });
+      } finally {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    }
+    expect(readState(path.join(dir, 'state.json')).logs[log.origin].size).toBe(5);
+  });
+});

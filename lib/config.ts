@@ -378,6 +378,14 @@ export function toolSettings(env: NodeJS.ProcessEnv = process.env): ToolSettings
   return { temporalCli: env.TEMPORAL_CLI || undefined, cliCacheDir: path.join(base, 'timekeeper', 'bin') };
 }
 
+/** `npm run cluster`'s own setting: the Temporal frontend's port, every other Temporal port derived from it (lib/cluster/temporal-server.ts). */
+export function clusterSettings(env: NodeJS.ProcessEnv = process.env): { temporalPort: number } {
+  const raw = env.TEMPORAL_PORT || '7233';
+  const port = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(port >= 1024 && port <= 65525)) throw new Error(`TEMPORAL_PORT must be an integer from 1024 to 65525, got "${raw}"`);
+  return { temporalPort: port };
+}
+
 /** What the API's own clients (the `timekeeper` CLI, the MCP server) connect to: a running Timekeeper, through its HTTP API. */
 export interface ClientSettings {
   /** TIMEKEEPER_URL, default http://127.0.0.1:8000 (where `npm start` and `timekeeper dev` listen), no trailing slash. */

@@ -6,6 +6,7 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
@@ -79,25 +80,45 @@ export async function ensureTemporalCli(log: (m: string) => void = console.log):
     if (!fs.existsSync(explicit)) throw new Error(`TEMPORAL_CLI=${explicit} does not exist`);
     return explicit;
   }
-  const cached = path.join(cliCacheDir(), 'temporal');
-  const found = onPath('temporal') ?? (fs.existsSync(cached) ? cached : undefined);
+  return ensureGoTool('temporal', TEMPORAL_CLI_MODULE, log, { searchPath: true, alternative: 'or set TEMPORAL_CLI to a temporal binary, or TEMPORAL_ADDRESS to a running Temporal server.' });
+}
+
+/**
+ * Finds the binary `name` (on PATH first with `searchPath`, then in the cache folder); builds
+ * it into the cache folder with `go install module` when not found: the Temporal CLI, and
+ * `npm run cluster`'s Temporal server and SQL tool (named `server` and `sql`, too generic to
+ * take from PATH).
+ */
+export async function ensureGoTool(name: string, module: string, log: (m: string) => void = console.log, opts: { searchPath?: boolean; alternative?: string } = {}): Promise<string> {
+  const cached = path.join(cliCacheDir(), name);
+  const alternative = opts.alternative ?? '';
+  const found = (opts.searchPath ? onPath(name) : undefined) ?? (fs.existsSync(cached) ? cached : undefined);
   if (found) return found;
   const go = findGo();
   if (!go) {
     throw new Error(
-      'The Temporal CLI is not installed and Go is not available to build it. Install Go (1.23 or later) ' +
-        `and run: GOBIN=${cliCacheDir()} go install ${TEMPORAL_CLI_MODULE} — or set TEMPORAL_CLI to a temporal binary, ` +
-        'or TEMPORAL_ADDRESS to a running Temporal server.',
+      `${name} is not installed and Go is not available to build it. Install Go (1.23 or later) ` +
+        `and run: GOBIN=${cliCacheDir()} go install ${module}${alternative ? ` — ${alternative}` : ''}`,
     );
   }
-  log(`[temporal] building the Temporal CLI (${TEMPORAL_CLI_MODULE}) into ${cliCacheDir()}; this takes a few minutes once`);
+  log(`[temporal] building ${name} (${module}) into ${cliCacheDir()}; this takes a few minutes once`);
   fs.mkdirSync(cliCacheDir(), { recursive: true });
-  await execFileP(go, ['install', TEMPORAL_CLI_MODULE], {
+  await execFileP(go, ['install', module], {
     env: { ...process.env, GOBIN: cliCacheDir(), GOFLAGS: '-mod=mod' },
     maxBuffer: 64 * 1024 * 1024,
   });
   if (!fs.existsSync(cached)) throw new Error(`go install finished but ${cached} is missing`);
   return cached;
+}
+
+/** The folder `go` keeps a module's source in (downloading it if needed), e.g. for the Temporal server's schema. */
+export async function goModuleDir(moduleAtVersion: string): Promise<string> {
+  const go = findGo();
+  if (!go) throw new Error(`Go is needed to find ${moduleAtVersion}'s files`);
+  const { stdout } = await execFileP(go, ['mod', 'download', '-json', moduleAtVersion], { cwd: os.tmpdir(), maxBuffer: 16 * 1024 * 1024 });
+  const dir = (JSON.parse(stdout) as { Dir?: string }).Dir;
+  if (!dir) throw new Error(`go mod download ${moduleAtVersion} named no folder`);
+  return dir;
 }
 
 export function portFree(host: string, port: number): Promise<boolean> {

@@ -70,6 +70,13 @@ export interface FaultRig {
 
 let runtimeInstalled = false;
 
+/** Immediate shutdown of the embedded PostgreSQL under `pgDir` (SIGQUIT to the postmaster, as pg_ctl -m immediate). */
+export async function crashEmbeddedPostgres(pgDir: string, pg: EmbeddedPostgres): Promise<void> {
+  const pid = Number(fs.readFileSync(path.join(pgDir, 'pgdata', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  process.kill(pid, 'SIGQUIT');
+  await pg.stop();
+}
+
 /** SIGKILL of a child process that may already be gone; resolves once it is. */
 async function sigkill(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -219,10 +226,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
       dev = await startDevServer({ port: temporalPort, uiPort: 0, dbFile: temporalFile, log });
     },
     async crashPostgres() {
-      const pidFile = path.join(pgDir, 'pgdata', 'postmaster.pid');
-      const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-      process.kill(pid, 'SIGQUIT');
-      await pg!.stop();
+      await crashEmbeddedPostgres(pgDir, pg!);
       pg = undefined;
     },
     async restartPostgres() {

@@ -26,6 +26,9 @@ export interface ScenarioOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What a scenario needs of a rig: the fault rig (dev server) or the cluster rig (test/support/cluster-rig.ts). */
+export type ScenarioRig = Pick<FaultRig, 'tk' | 'pool' | 'client'>;
+
 /** A set-up call retried while the API refuses it for capacity (nothing was sent, so it is safe). */
 async function admitted<T>(fn: () => Promise<T>): Promise<T> {
   for (;;) {
@@ -66,7 +69,7 @@ export async function preload(tk: TimekeeperClient, ids: string[], n: number): P
   );
 }
 
-export async function faultScenario(rig: FaultRig, name: string, fault: () => Promise<void>, heal: () => Promise<void>, o: ScenarioOptions): Promise<Row> {
+export async function faultScenario(rig: ScenarioRig, name: string, fault: () => Promise<void>, heal: () => Promise<void>, o: ScenarioOptions): Promise<Row> {
   const { sessions: SESSIONS, preload: PRELOAD, downMs: DOWN_MS, settleMs: SETTLE_MS } = o;
   const log = o.log ?? (() => undefined);
   const ids = Array.from({ length: SESSIONS }, () => `f_${name.split(" ")[0]}_${randomUUID().slice(0, 8)}`);
@@ -111,7 +114,7 @@ export async function faultScenario(rig: FaultRig, name: string, fault: () => Pr
 }
 
 /** The history events of one session around the fault, with times relative to the fault. */
-async function dumpHistory(rig: FaultRig, id: string, downAt: number, readyAt: number, log: (m: string) => void): Promise<void> {
+async function dumpHistory(rig: ScenarioRig, id: string, downAt: number, readyAt: number, log: (m: string) => void): Promise<void> {
   const h = await rig.client.workflow.getHandle(`session/${id}`).fetchHistory();
   const evs = h.events ?? [];
   log(`history of ${id}: ${evs.length} events; ready at +${readyAt - downAt} ms`);
@@ -162,7 +165,7 @@ function sendTimes(): { sentAt: Map<string, number>; stop: () => void } {
  * stored: refusals come at once and are never stored (a retry never finds "exists" after
  * refusals only), accepted attempts answer in time, and all N are created.
  */
-export async function overload(rig: FaultRig, n: number, log: (m: string) => void = () => undefined, tk: TimekeeperClient = rig.tk): Promise<OverloadRow> {
+export async function overload(rig: ScenarioRig, n: number, log: (m: string) => void = () => undefined, tk: TimekeeperClient = rig.tk): Promise<OverloadRow> {
   const ids = Array.from({ length: n }, (_, i) => `ov_${randomUUID().slice(0, 8)}_${i}`);
   const refusedMs: number[] = [];
   const acceptedMs: number[] = [];

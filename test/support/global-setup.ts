@@ -1,5 +1,6 @@
 /**
- * Once per `jest` run: a real Temporal dev server (in memory, on free ports), a fresh test
+ * Once per `jest` run: a real Temporal dev server (in memory, on free ports; or with
+ * TIMEKEEPER_TEST_TEMPORAL=server the Temporal server 1.29.1 on PostgreSQL), a fresh test
  * database on the real PostgreSQL with our migrations, and one workflow bundle for all
  * test workers. Nothing is mocked.
  */
@@ -12,6 +13,7 @@ import { deriveAppUrl, DEFAULT_DATABASE_URL } from '../../lib/config';
 import { quoteIdent, withDatabase } from '../../lib/db';
 import { migrate } from '../../lib/migrate';
 import { freePort, startDevServer } from '../../lib/temporal-server';
+import { startTestTemporal, testTemporal } from './test-temporal';
 import { testDatabaseName, TEST_ENV } from './env';
 
 export default async function globalSetup(globalConfig: { selectProjects?: string[] }): Promise<void> {
@@ -27,8 +29,11 @@ export default async function globalSetup(globalConfig: { selectProjects?: strin
   await admin.end();
   await migrate(ownerUrl);
 
-  const port = await freePort();
-  const dev = await startDevServer({ port, uiPort: 0, log: (m) => console.log(m) });
+  // TIMEKEEPER_TEST_TEMPORAL=server: the suites run on the production server (1.29.1 on PostgreSQL, databases named after this run's).
+  const dev =
+    testTemporal() === 'server'
+      ? await startTestTemporal(server, TEST_DATABASE, (m) => console.log(m))
+      : await startDevServer({ port: await freePort(), uiPort: 0, log: (m) => console.log(m) });
   (globalThis as { __tkDevServer?: unknown }).__tkDevServer = dev;
 
   const bundleFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tk-bundle-')), 'workflows.js');

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { quoteIdent, withDatabase } from '../../lib/db';
+import { dropTestTemporal, testTemporal } from './test-temporal';
 import { testDatabaseName } from './env';
 
 export default async function globalTeardown(): Promise<void> {
@@ -11,4 +12,5 @@ export default async function globalTeardown(): Promise<void> {
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(testDatabaseName())} WITH (FORCE)`);
   await admin.end();
+  if (testTemporal() === 'server') await dropTestTemporal(server, testDatabaseName());
 }

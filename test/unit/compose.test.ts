@@ -14,6 +14,7 @@ import { parse } from 'yaml';
 import { Scope } from '../../api/auth';
 import { type Config, loadConfig } from '../../lib/config';
 import { SEARCH_ATTRIBUTES } from '../../lib/search-attributes';
+import { DYNAMIC_CONFIG_FILE, SERVER_CONFIG_FILE, serverEnvironment, TEMPORAL_SERVER_VERSION } from '../../lib/cluster/temporal-server';
 import { DEV_DYNAMIC_CONFIG } from '../../lib/temporal-server';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -643,6 +644,57 @@ const checkDynamicConfig: Check = ({ loaded, repo }) => {
   return problems;
 };
 
+/** Set by compose for images other than temporalio/server (see its comment), so the shared config never reads them. */
+const IMAGE_ONLY_ENV = new Set(['SKIP_SCHEMA_SETUP', 'SKIP_DB_CREATE']);
+
+/**
+ * docker-compose and `npm run cluster` run ONE Temporal configuration: compose mounts the
+ * file bin/cluster.ts starts the server with (lib/cluster/temporal-server.ts) over the image's
+ * config, and the dynamic config the cluster passes; both run the same server version; every
+ * variable compose sets is one the file reads; neither overrides the file's history shards;
+ * and the cluster's ports derived from 7233 are the file's defaults, which compose publishes.
+ */
+const checkClusterConfig: Check = ({ loaded, repo }) => {
+  const problems: string[] = [];
+  const all = services(loaded.doc);
+  const temporal = all.temporal;
+  if (!temporal) return ['no temporal service'];
+  const configRel = path.relative(ROOT, SERVER_CONFIG_FILE).split(path.sep).join('/');
+  const dynamicRel = path.relative(ROOT, DYNAMIC_CONFIG_FILE).split(path.sep).join('/');
+  const mounts = mountsOf(temporal).filter((m) => m.kind === 'bind');
+  const config = mounts.find((m) => m.target === '/etc/temporal/config/docker.yaml');
+  if (!config) problems.push('temporal does not mount the shared server config over /etc/temporal/config/docker.yaml');
+  else if (normalise(config.source) !== configRel) problems.push(`temporal's config is ${config.source}, but npm run cluster runs ${configRel}`);
+  const env = envOf(temporal);
+  const dynamicTarget = path.posix.resolve('/etc/temporal', env.DYNAMIC_CONFIG_FILE_PATH ?? '');
+  const dynamic = mounts.find((m) => m.target === dynamicTarget);
+  if (!dynamic || normalise(dynamic.source) !== dynamicRel) problems.push(`temporal's dynamic config is ${dynamic?.source ?? 'not mounted'}, but npm run cluster runs ${dynamicRel}`);
+  for (const [name, svc] of Object.entries(all)) {
+    const image = /^temporalio\/(server|admin-tools):(.+)$/.exec(String(svc.image ?? ''));
+    if (image && image[2] !== TEMPORAL_SERVER_VERSION) problems.push(`${name} runs ${image[1]} ${image[2]}, but npm run cluster builds the server ${TEMPORAL_SERVER_VERSION}`);
+  }
+  if (!repo.isFile(configRel)) return [...problems, `${configRel} does not exist`];
+  const text = repo.read(configRel);
+  if (!text.slice(0, 1024).split('\n').some((l) => l.trim().startsWith('#') && l.includes('enable-template'))) {
+    problems.push(`${configRel} has no "# enable-template" comment in its first 1 KiB: the server would not render it`);
+  }
+  const read = new Set([...text.matchAll(/env "([A-Z0-9_]+)"/g)].map((m) => m[1]));
+  const defaults = Object.fromEntries([...text.matchAll(/default "([^"]*)" \(env "([A-Z0-9_]+)"\)/g)].map((m) => [m[2], m[1]]));
+  for (const k of Object.keys(env)) if (!read.has(k) && !IMAGE_ONLY_ENV.has(k)) problems.push(`temporal sets ${k}, which ${configRel} never reads`);
+  const cluster = serverEnvironment({ databaseUrl: 'postgres://u:p@127.0.0.1:5432/x', databases: { main: 'temporal', visibility: 'temporal_visibility' }, port: 7233 });
+  for (const k of Object.keys(cluster)) if (!read.has(k)) problems.push(`npm run cluster sets ${k}, which ${configRel} never reads`);
+  // History shards are fixed at a cluster's first boot: one value, the file's, for both.
+  if ('NUM_HISTORY_SHARDS' in cluster) problems.push('npm run cluster overrides NUM_HISTORY_SHARDS by default');
+  if ('NUM_HISTORY_SHARDS' in env && env.NUM_HISTORY_SHARDS !== defaults.NUM_HISTORY_SHARDS) {
+    problems.push(`temporal sets NUM_HISTORY_SHARDS=${env.NUM_HISTORY_SHARDS}, the shared config ${defaults.NUM_HISTORY_SHARDS}`);
+  }
+  for (const [k, v] of Object.entries(cluster)) {
+    if (/_PORT$/.test(k) && k !== 'DB_PORT' && defaults[k] !== v) problems.push(`npm run cluster derives ${k}=${v} from 7233, the shared config's default is ${defaults[k]}`);
+  }
+  if (!portsOf(temporal).some((p) => String(p.container) === defaults.FRONTEND_GRPC_PORT)) problems.push(`temporal does not publish the frontend port ${defaults.FRONTEND_GRPC_PORT}`);
+  return problems;
+};
+
 const checkSecrets: Check = ({ loaded, repo }) => {
   const problems: string[] = [];
   const declared = asDict(loaded.doc.secrets);
@@ -908,6 +960,7 @@ const CHECKS: Record<string, Check> = {
   'builds from an existing Dockerfile': checkBuilds,
   'bind-mounts only existing repository files and declared volumes': checkMounts,
   'mounts a valid dynamic config with maxInFlightUpdates >= 20': checkDynamicConfig,
+  'runs the Temporal config and version npm run cluster runs': checkClusterConfig,
   'reads secrets from existing, well-formed files': checkSecrets,
   'runs package.json scripts, and long-running ones without npm in the way': checkScripts,
   'has a Dockerfile that copies every folder the scripts need': checkDockerfile,
@@ -984,6 +1037,15 @@ describe('the compose checks catch broken wiring', () => {
     ['a cap on updates below the per-run rotation', checkDynamicConfig, () => withFiles(replaceIn('deploy/temporal/dynamicconfig.yaml', 'value: 2000', 'value: 50')), /SESSION_UPDATES_PER_RUN/],
     ['a dynamic config that does not parse', checkDynamicConfig, () => withFiles({ 'deploy/temporal/dynamicconfig.yaml': 'a: [' }), /does not parse/],
     ['a dynamic config path that is not mounted', checkDynamicConfig, () => withCompose((_, s) => { (s.temporal.environment as Dict).DYNAMIC_CONFIG_FILE_PATH = 'config/dynamicconfig/other.yaml'; }), /no bind mount/],
+    ['a server config other than the cluster\'s', checkClusterConfig, () => withText('./deploy/temporal/server.yaml:/etc', './deploy/temporal/other.yaml:/etc'), /npm run cluster runs deploy\/temporal\/server\.yaml/],
+    ['no shared server config', checkClusterConfig, () => withText(/^.*server\.yaml:\/etc\/temporal\/config\/docker\.yaml.*\n/m, ''), /does not mount the shared server config/],
+    ['a server version other than the cluster\'s', checkClusterConfig, () => withText('temporalio/server:1.29.1', 'temporalio/server:1.28.0'), /server 1\.28\.0/],
+    ['admin-tools of another version', checkClusterConfig, () => withText('temporalio/admin-tools:1.29.1', 'temporalio/admin-tools:1.30.0'), /admin-tools 1\.30\.0/],
+    ['compose overriding the history shards', checkClusterConfig, () => withCompose((_, s) => { (s.temporal.environment as Dict).NUM_HISTORY_SHARDS = '4'; }), /NUM_HISTORY_SHARDS=4/],
+    ['a compose variable the config ignores', checkClusterConfig, () => withCompose((_, s) => { (s.temporal.environment as Dict).POSTGRES_PASSWORD = 'x'; }), /POSTGRES_PASSWORD, which/],
+    ['a config the server would not render', checkClusterConfig, () => withFiles(replaceIn('deploy/temporal/server.yaml', '# enable-template', '# template')), /enable-template/],
+    ['a port default that drifts from the derived one', checkClusterConfig, () => withFiles(replaceIn('deploy/temporal/server.yaml', 'default "7234" (env "HISTORY_GRPC_PORT")', 'default "7300" (env "HISTORY_GRPC_PORT")')), /HISTORY_GRPC_PORT=7234/],
+    ['another dynamic config', checkClusterConfig, () => withText('./deploy/temporal/dynamicconfig.yaml:', './deploy/temporal/other-dc.yaml:'), /npm run cluster runs deploy\/temporal\/dynamicconfig\.yaml/],
     ['a missing secret file', checkSecrets, () => withFiles({ 'deploy/api-keys.example.json': null }), /does not exist/],
     ['a malformed keys file', checkSecrets, () => withFiles({ 'deploy/api-keys.example.json': '{"keys":[{"key":"change-me"}]}' }), /expected/],
     ['an example key the api would reject', checkSecrets, () => withFiles({ 'deploy/api-keys.example.json': '{"keys":[{"key":"short","scopes":["agent"]}]}' }), /8\+ chars/],

@@ -1,0 +1,85 @@
+/**
+ * `npm run cluster [-- --workers N --apis M]`: the production topology on this machine, as
+ * docker-compose.yml lays it out but without Docker: the Temporal server 1.29.1 on the
+ * configured PostgreSQL (databases `temporal` and `temporal_visibility`, created and migrated,
+ * beside the events database), N worker processes, M API processes, and HAProxy in front of
+ * the APIs when M > 1. Ctrl-C / SIGTERM stops everything it started.
+ *
+ * PORT is where the API (or its balancer) listens, TEMPORAL_PORT the Temporal frontend
+ * (default 7233; the other Temporal ports are derived from it), DATABASE_URL the PostgreSQL.
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Command, InvalidArgumentError } from 'commander';
+import { startCluster } from '../lib/cluster/cluster';
+import { temporalDatabases } from '../lib/cluster/temporal-server';
+import { clusterSettings, loadConfig } from '../lib/config';
+import { migrate } from '../lib/migrate';
+import { redact } from '../lib/bootstrap';
+
+const ROOT = path.resolve(__dirname, '..');
+
+const count = (v: string) => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || n > 32) throw new InvalidArgumentError('an integer from 1 to 32');
+  return n;
+};
+
+const program = new Command('cluster')
+  .description('Temporal server on PostgreSQL, N workers, M APIs behind HAProxy')
+  .option('--workers <n>', 'worker processes', count, 2)
+  .option('--apis <n>', 'API processes (HAProxy in front when more than 1)', count, 2)
+  .option('--temporal-database <name>', 'Temporal\'s database (visibility: <name>_visibility)', 'temporal')
+  .parse();
+
+/** Builds dist/ once when stale, so the processes can all start compiled without each checking (bin/launch.cjs). */
+async function ensureBuild(): Promise<void> {
+  const { staleReason } = (await import(pathToFileURL(path.join(ROOT, 'bin', 'build.mjs')).href)) as { staleReason: () => string | undefined };
+  const reason = staleReason();
+  if (reason === undefined) return;
+  console.log(`[build] ${reason}: building dist/`);
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'build.mjs')], { stdio: 'inherit', cwd: ROOT });
+  if (r.status !== 0) throw new Error('the build failed (`npm run build` shows why)');
+}
+
+async function main(): Promise<void> {
+  const opts = program.opts<{ workers: number; apis: number; temporalDatabase: string }>();
+  const config = loadConfig();
+  const { temporalPort } = clusterSettings();
+  const log = (m: string) => console.log(m);
+  await ensureBuild();
+  await migrate(config.databaseUrl, { appPassword: config.appDbPassword, log: (m) => log(`[migrate] ${m}`) });
+  const launcher = path.join(ROOT, 'bin', 'launch.cjs');
+  const cluster = await startCluster({
+    databaseUrl: config.databaseUrl,
+    temporalDatabases: temporalDatabases(opts.temporalDatabase),
+    temporalPort,
+    apiPort: config.port,
+    workers: opts.workers,
+    apis: opts.apis,
+    namespace: config.temporalNamespace,
+    taskQueue: config.taskQueue,
+    command: (role) => ({ file: process.execPath, args: [launcher, role] }),
+    env: { TIMEKEEPER_BUILD: 'skip' },
+    log,
+  });
+  let stopping = false;
+  const stop = async (why: string, code: number) => {
+    if (stopping) return;
+    stopping = true;
+    log(`[cluster] ${why}: stopping`);
+    await cluster.stop();
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stop('SIGINT', 0));
+  process.once('SIGTERM', () => void stop('SIGTERM', 0));
+  cluster.onUnexpectedExit((what, code, signal) => log(`[cluster] ${what} exited (${signal ?? `status ${code}`}); the rest keeps running`));
+  log(`[cluster] ready: API ${cluster.apiUrl}${opts.apis > 1 ? ` (HAProxy → ${cluster.apiUrls.join(', ')})` : ''}, Temporal ${cluster.temporalAddress}, ${opts.workers} worker(s), events in ${redact(config.databaseUrl)}`);
+  log('[cluster] Temporal Web UI: not served here (the CLI carries it only inside its dev server); compose runs temporalio/ui:2.42.1 on 8233 against this same frontend');
+}
+
+main().catch((err: Error) => {
+  console.error(`[cluster] start-up failed: ${err.message}`);
+  process.exit(1);
+});

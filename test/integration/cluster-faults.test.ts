@@ -1,0 +1,89 @@
+/**
+ * The fault suite on the production topology (issue 18): the Temporal server 1.29.1 on a
+ * private PostgreSQL (initdb on a free port) that also holds the events, two worker processes,
+ * two API processes behind HAProxy (test/support/cluster-rig.ts). Sessions append continuously
+ * through the balancer with retries while one of two workers is killed with SIGKILL, one of two
+ * APIs is killed with SIGKILL, the Temporal server is killed with SIGKILL and restarted, and
+ * PostgreSQL is crashed and restarted (taking Temporal's persistence down with the events);
+ * then 300 concurrent creates retried after Retry-After. The checks are the dev-server fault
+ * suite's (test/integration/faults.test.ts): every acknowledged append stored exactly once,
+ * gapless seqs, every chain verifies, every session writable again, no phantom create.
+ *
+ * When one of two processes dies there is nothing to heal: the survivor carries the load, so
+ * recovery is measured from the kill itself (downMs 0), and the killed one is started again
+ * only after the checks, for the next scenario.
+ *
+ * Runs with TIMEKEEPER_TEST_TEMPORAL=server (CI's cluster step, .ci/run), skipped otherwise:
+ * it builds and starts the Temporal server, which `npm test` on the dev server does not need.
+ */
+import { ClusterRig, startClusterRig } from '../support/cluster-rig';
+import { faultScenario, faultTable, OverloadRow, overload, Row } from '../support/fault-scenarios';
+import { testTemporal } from '../support/test-temporal';
+import { TEST_ENV } from '../support/env';
+
+jest.setTimeout(900_000);
+
+const opts = { sessions: 12, preload: 40, downMs: 3000, settleMs: 3000 };
+/** As the dev-server suite: the target is 10 s; a shared CI machine gets three times that. */
+const RECOVERY_BOUND_MS = 30_000;
+
+const onCluster = testTemporal() === 'server' ? describe : describe.skip;
+
+onCluster('faults on the production topology (Temporal server on PostgreSQL, 2 workers, 2 APIs behind HAProxy)', () => {
+  let rig: ClusterRig;
+  const rows: Row[] = [];
+  const overloads: OverloadRow[] = [];
+  const log = process.env.FAULTS_DEBUG ? (m: string) => console.log(m) : undefined;
+
+  beforeAll(async () => {
+    rig = await startClusterRig({ workflowBundle: process.env[TEST_ENV.workflowBundle], log });
+  });
+
+  afterAll(async () => {
+    console.log(`cluster fault suite figures\n${faultTable(rows, overloads)}`);
+    await rig?.stop();
+  });
+
+  function expectHealthy(r: Row): void {
+    expect(r.problems).toBe(0);
+    expect(r.acked).toBeGreaterThan(r.sessions);
+    expect(r.recoveryMax).toBeLessThan(RECOVERY_BOUND_MS);
+  }
+
+  test('kill -9 of one of two workers: the other carries every session, nothing acknowledged lost or doubled', async () => {
+    const killed = rig.cluster.pid('worker', 0);
+    const r = await faultScenario(rig, 'worker 1 of 2 kill -9', () => rig.cluster.kill('worker', 0), async () => undefined, { ...opts, downMs: 0, log });
+    rows.push(r);
+    expect(rig.cluster.pid('worker', 0)).toBe(killed); // not restarted behind our back: the survivor did the work
+    expectHealthy(r);
+    await rig.cluster.start('worker', 0);
+  });
+
+  test('kill -9 of one of two APIs behind HAProxy: the other answers, cut-off requests retried and deduplicated', async () => {
+    const r = await faultScenario(rig, 'api 1 of 2 kill -9', () => rig.cluster.kill('api', 0), async () => undefined, { ...opts, preload: 0, downMs: 0, log });
+    rows.push(r);
+    expectHealthy(r);
+    // The balancer took the dead API out: the load kept being acknowledged while it was down.
+    expect(r.stallMax).toBeLessThan(RECOVERY_BOUND_MS);
+    await rig.cluster.start('api', 0);
+  });
+
+  test('kill -9 of the Temporal server, restarted on its PostgreSQL: the same', async () => {
+    const r = await faultScenario(rig, 'temporal kill -9', () => rig.cluster.killTemporal(), () => rig.cluster.startTemporal(), { ...opts, log });
+    rows.push(r);
+    expectHealthy(r);
+  });
+
+  test('PostgreSQL crash and restart, taking Temporal persistence and the events down together: the same', async () => {
+    const r = await faultScenario(rig, 'postgres crash', () => rig.crashPostgres(), () => rig.restartPostgres(), { ...opts, log });
+    rows.push(r);
+    expectHealthy(r);
+  });
+
+  test('300 concurrent creates through HAProxy, retried after Retry-After: all created, no refused create stored', async () => {
+    const o = await overload(rig, 300, log);
+    overloads.push(o);
+    expect(o.created).toBe(300);
+    expect(o.phantom).toBe(0);
+  });
+});

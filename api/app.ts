@@ -114,7 +114,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       store: new TaskStore(pool),
       results: new TaskResultStore(pool),
       keys,
-      policy: { outboundAllowHosts: config.outboundAllowHosts, agentSecrets: config.agentSecrets },
+      policy: { outboundAllowHosts: config.outboundAllowHosts, agentSecrets: config.agentSecrets, agentBounds: config.agentTaskBounds },
       defaults: { agent: config.taskDefaultAgent, staggerTopOfHourS: config.taskStaggerTopOfHourS },
       secrets: taskSecretsOf(config),
     }),

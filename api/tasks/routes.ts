@@ -2,9 +2,11 @@
 import { Router } from 'express';
 import type { TaskClient } from '../../clients/tasks';
 import { LIMITS } from '../../lib/domain/limits';
-import { DomainError } from '../../lib/domain/errors';
+import { agentTaskCountProblem } from '../../lib/agent-task-bounds';
+import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { staggerOffsetS } from '../../lib/domain/stagger';
 import { describeCron, describeTrigger, formatDuration, runId as runIdOf, schedulerWorkflowId, taskErrors, type AgentAnswer, type CronTrigger } from '../../lib/domain/tasks';
+import { timeNow as timeNowOf } from '../../lib/domain/time-now';
 import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { TaskResultStore } from '../../lib/store/task-results';
@@ -13,6 +15,7 @@ import { shownDefinition, withoutSecrets, type TaskSecrets } from '../../lib/tas
 import type { KeyStore } from '../auth';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
+import { keyAgentId } from './creator';
 import { defaultAgentProblem, definitionOf, type DefinitionDefaults } from './definition';
 import {
   backfillTask,
@@ -29,6 +32,7 @@ import {
   previewSchedule,
   reportRunResult,
   resumeTask,
+  timeNow,
   triggerTask,
 } from './contract';
 
@@ -37,7 +41,7 @@ export interface TaskDeps {
   store: TaskStore;
   results: TaskResultStore;
   keys: KeyStore;
-  /** OUTBOUND_ALLOW_HOSTS and AGENT_SECRETS, checked on every definition (lib/task-policy.ts). */
+  /** OUTBOUND_ALLOW_HOSTS and AGENT_SECRETS, checked on every definition, and the agent bounds of agents' tasks (lib/task-policy.ts). */
   policy: TaskPolicy;
   /** Operator defaults a definition is completed with (TASK_DEFAULT_AGENT). */
   defaults?: DefinitionDefaults;
@@ -88,6 +92,7 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
       updated_at: t.updated_at.toISOString(),
       last_change: { action: t.last_action, reason: t.reason },
       parent_run_id: t.definition.parent_run_id ?? null,
+      created_by: t.created_by,
     };
   }
 
@@ -139,18 +144,24 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
     result: (x.result ?? null) as never,
     needs_attention: x.needs_attention,
     updated_at: x.recorded_at.toISOString(),
+    created_by: x.created_by,
   });
 
   route(r, keys, createTask, async (req, res) => {
-    const { definition, enabled, warnings } = definitionOf(jsonBody(req), Date.now(), policy, {}, defaults);
-    const t = await tasks.create(secrets.forStorage(definition), enabled);
+    const { definition, enabled, warnings, createdBy } = definitionOf(jsonBody(req), Date.now(), policy, { created_by: keyAgentId(req) }, defaults);
+    if (createdBy && policy.agentBounds) {
+      // Counted before the insert: two creates racing for the last place may both pass (one task over, never more per race).
+      const problem = agentTaskCountProblem(createdBy, await store.countCreatedBy(createdBy), policy.agentBounds);
+      if (problem) throw new DomainError(ErrorCode.Validation, `${problem.field}: ${problem.reason}`, [problem]);
+    }
+    const t = await tasks.create(secrets.forStorage(definition), enabled, createdBy);
     res.status(201).location(`/v1/tasks/${encodeURIComponent(t.task_id)}`).json(warned(created(t), warnings));
   });
 
   route(r, keys, listTasks, async (req, res) => {
     const q = parse(listTasks.query, queryObject(req));
     const limit = q.limit ?? LIMITS.pageDefault;
-    const rows = await store.listTasks({ status: q.status, tag: q.tag, enabled: q.enabled, afterTaskId: q.cursor, limit: limit + 1 });
+    const rows = await store.listTasks({ status: q.status, tag: q.tag, enabled: q.enabled, createdBy: q.created_by, afterTaskId: q.cursor, limit: limit + 1 });
     const page = rows.slice(0, limit);
     res.json({ tasks: page.map(describe), next_cursor: rows.length > limit ? page[page.length - 1].task_id : null });
   });
@@ -173,7 +184,8 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
       else merged[k] = raw[k];
     }
     merged.task_id = current.task_id;
-    const { definition, enabled, warnings } = definitionOf(merged, Date.now(), policy, { parent_run_id }, defaults);
+    // An agent's task stays inside the agent bounds after any PATCH, whoever sends it.
+    const { definition, enabled, warnings } = definitionOf(merged, Date.now(), policy, { parent_run_id, created_by: current.created_by ?? undefined }, defaults);
     res.json(warned(await detail(await tasks.update(current, secrets.forStorage(definition, current.definition), enabled)), warnings));
   });
 
@@ -273,6 +285,11 @@ export function taskRouter({ tasks, store, results, keys, policy, secrets, defau
       timezone: q.timezone,
       description: `${description}, staggered by ${formatDuration(offsetS * 1000)} for task ${q.task_id}`,
     });
+  });
+
+  route(r, keys, timeNow, (req, res) => {
+    const q = parse(timeNow.query, queryObject(req));
+    res.json(timeNowOf(Date.now(), q.timezone, q.calendar, q.lang));
   });
 
   return r;

@@ -105,7 +105,7 @@ export function taskTools(): ToolDefinition[] {
     {
       name: 'send_signal',
       description: 'Send a named event to the tasks whose delay or condition trigger listens to it.',
-      parameters: toolParameters(SendSignalBody),
+      parameters: toolParameters(z.strictObject(SendSignalBody.shape)),
       route: { method: 'POST', path: sendSignal.path },
     },
     {

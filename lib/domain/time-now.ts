@@ -24,7 +24,8 @@ export interface TimeNow {
 }
 
 export function timeNow(nowMs: number, timezone: string, calendar: CalendarName | undefined, lang: 'en' | 'zh' = 'en'): TimeNow {
-  const day = isRunDay(calendar ? { name: calendar, holidays: [], skip_weekends: false } : undefined, nowMs, timezone, lang);
+  // No calendar named: a plain week, Saturday and Sunday off (a task without a calendar runs every day, which is not "working").
+  const day = isRunDay({ ...(calendar ? { name: calendar } : {}), holidays: [], skip_weekends: !calendar }, nowMs, timezone, lang);
   const { date, weekday } = localDate(nowMs, timezone);
   const whose = calendar ? `the ${calendar} calendar` : 'a plain Monday-to-Friday week (no calendar named)';
   return {

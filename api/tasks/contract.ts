@@ -164,7 +164,7 @@ const FileDeliverySchema = z.strictObject({
   format: z.enum(['markdown', 'json']).default('markdown'),
 });
 const TableDeliverySchema = z.strictObject({ type: z.literal('table') });
-const DeliveryTargetSchema = z.discriminatedUnion('type', [WebhookDeliverySchema, SessionDeliverySchema, FileDeliverySchema, TableDeliverySchema], {
+export const DeliveryTargetSchema = z.discriminatedUnion('type', [WebhookDeliverySchema, SessionDeliverySchema, FileDeliverySchema, TableDeliverySchema], {
   error: (i) => (i.code === 'invalid_union' ? `type must be one of ${DELIVERY_TYPES.join(', ')}` : undefined),
 });
 /** One target or a list (the article writes one object). */

@@ -15,8 +15,10 @@ import { SendSignalBody, sendSignal } from '../signals/contract';
 import { toolParameters, type ToolDefinition } from '../intents/tools';
 import { DelayTriggerSchema } from './trigger-contract';
 import {
+  AgentSchema,
   AtTriggerSchema,
   CreateTaskBody,
+  DeliveryTargetSchema,
   CronTriggerSchema,
   IntervalTriggerSchema,
   createTask,
@@ -43,6 +45,16 @@ const trigger = z.discriminatedUnion('type', [
   DelayTriggerSchema.omit({ deduplicate: true, dedupe_key: true }),
 ]);
 
+/**
+ * A union's members without their HMAC `secret` (an operator's setting, and its description
+ * is long) and without the built-in digest agent (a report for operators, not an agent's
+ * wake-up): what an agent schedules for itself, in fewer bytes.
+ */
+function forAgents<T extends z.ZodDiscriminatedUnion>(u: T): z.ZodDiscriminatedUnion {
+  const members = (u.options as z.ZodObject[]).filter((o) => (o.shape.type as z.ZodLiteral).value !== 'digest').map((o) => ('secret' in o.shape ? o.omit({ secret: true }) : o));
+  return z.discriminatedUnion('type', members as [z.ZodObject, ...z.ZodObject[]]);
+}
+
 export function taskTools(): ToolDefinition[] {
   return [
     {
@@ -54,8 +66,8 @@ export function taskTools(): ToolDefinition[] {
           name: create.name,
           trigger: trigger.optional(),
           in_s: int(1, LIMITS.signalTriggerMaxS).optional().describe('instead of trigger: run once this many seconds from now'),
-          agent: create.agent,
-          delivery: create.delivery,
+          agent: forAgents(AgentSchema),
+          delivery: z.array(forAgents(DeliveryTargetSchema)).max(LIMITS.taskDeliveryTargetsMax).optional(),
           calendar: create.calendar,
           session_id: create.session_id,
           tags: create.tags,

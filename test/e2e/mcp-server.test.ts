@@ -190,7 +190,7 @@ test('schedule_task, list_tasks, get_task, pause/resume, run_task_now, send_sign
     name: 'quarterly report check',
     trigger: { type: 'cron', expression: '0 9 * * *', timezone: 'Asia/Shanghai' },
     agent: webhookAgent(),
-    delivery: { type: 'table' },
+    delivery: [{ type: 'table' }],
   });
   expect(scheduled.isError).toBe(false);
   // What the model checks itself against: the trigger in words and the next fire times.

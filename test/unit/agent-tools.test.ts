@@ -49,7 +49,7 @@ test('agent bounds name the field and the variable; no bounds, no refusals', () 
   expect(agentBoundProblems(twice, b, now)).toEqual([{ field: 'trigger.expression', reason: expect.stringContaining('every 60 s at the shortest') }]);
   const hourly = definition({ trigger: { type: 'cron', expression: '0 * * * *', timezone: 'UTC', dom_dow: 'or', tolerant: true } });
   expect(agentBoundProblems(hourly, b, now)).toEqual([]);
-  const elsewhere = definition({ agent: { type: 'openclaw', url: 'https://gw.example', hooks_path: '/hooks', token_env: 'T', prompt_template: 'x', deliver: false }, delivery: [{ type: 'file', format: 'markdown' }] });
+  const elsewhere = definition({ agent: { type: 'openclaw', url: 'https://gw.example', hooks_path: '/hooks', token_env: 'T', prompt_template: 'x', deliver: false }, delivery: [{ type: 'file', path: 'x.md', format: 'markdown' }] });
   expect(agentBoundProblems(elsewhere, b, now).map((p) => p.field)).toEqual(['agent.type', 'delivery.0.type', 'agent.url']);
   expect(agentBoundProblems(elsewhere, NO_AGENT_BOUNDS, now)).toEqual([]);
   expect(agentTaskCountProblem('a', 1, b)).toBeUndefined();

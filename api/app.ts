@@ -115,7 +115,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       results: new TaskResultStore(pool),
       sessions: new SessionStore(pool),
       keys,
-      policy: { outboundAllowHosts: config.outboundAllowHosts, agentSecrets: config.agentSecrets },
+      policy: { outboundAllowHosts: config.outboundAllowHosts, agentSecrets: config.agentSecrets, agentBounds: config.agentTaskBounds },
       defaults: { agent: config.taskDefaultAgent, staggerTopOfHourS: config.taskStaggerTopOfHourS },
       secrets: taskSecretsOf(config),
     }),

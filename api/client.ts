@@ -347,6 +347,11 @@ export class TimekeeperClient {
       (await this.call('previewSchedule', { ...opts, query })).body,
   };
 
+  /** Now in a zone, and whether today is a working day in a named calendar (/v1/time): the time context task runs get. */
+  readonly time = {
+    now: async (query?: Q<'timeNow'>, opts?: CallOptions): Promise<ResponseBody<'timeNow'>> => (await this.call('timeNow', { ...opts, query })).body,
+  };
+
   // ---- internals -------------------------------------------------------------------------
 
   private async send(method: string, path: string, body: string | Uint8Array | undefined, opts: CallOptions): Promise<RawResponse> {

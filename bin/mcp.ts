@@ -1,11 +1,13 @@
 /**
  * `npm run mcp`: Timekeeper's MCP server on stdio, for any MCP-capable agent. It talks to a
  * running Timekeeper over HTTP: TIMEKEEPER_URL (default http://127.0.0.1:8000) and
- * TIMEKEEPER_API_KEY (an `agent` key; unset for an open API on loopback). Logs go to stderr:
+ * TIMEKEEPER_API_KEY (an `agent` key; unset for an open API on loopback); TIMEKEEPER_AGENT_ID
+ * names the agent the tools act for (the `created_by` of the tasks it schedules, so the
+ * operator's agent bounds apply to them). Logs go to stderr:
  * stdout carries the protocol.
  *
  *   { "mcpServers": { "timekeeper": { "command": "npm", "args": ["run", "--silent", "mcp"],
- *       "env": { "TIMEKEEPER_URL": "http://127.0.0.1:8000", "TIMEKEEPER_API_KEY": "…" } } } }
+ *       "env": { "TIMEKEEPER_URL": "http://127.0.0.1:8000", "TIMEKEEPER_API_KEY": "…", "TIMEKEEPER_AGENT_ID": "agent-7" } } } }
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { TimekeeperClient } from '../api/client';
@@ -23,7 +25,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const tk = new TimekeeperClient({ baseUrl: settings.url, apiKey: settings.apiKey, timeoutMs: LIMITS.mcpRequestTimeoutMs });
-  const server = createMcpServer(tk);
+  const server = createMcpServer(tk, { agentId: settings.agentId });
   // Every message through the input gate first (integrations/mcp/stdin-gate.ts).
   const transport = new StdioServerTransport(process.stdin.pipe(new McpStdinGate((m) => process.stdout.write(`${JSON.stringify(m)}\n`))), process.stdout);
   transport.onclose = () => process.exit(0);

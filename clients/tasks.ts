@@ -42,9 +42,9 @@ export class TaskClient {
     this.openRuns = new OpenRunStore(opts.pool);
   }
 
-  /** Stores a validated definition (version 1) and starts its scheduler. */
-  async create(definition: TaskDefinition, enabled: boolean): Promise<TaskRow> {
-    const row = await this.store.appendHistory({ taskId: definition.task_id, expectedVersion: 0, action: TaskAction.Create, definition, enabled });
+  /** Stores a validated definition (version 1), with the agent that created it if one did, and starts its scheduler. */
+  async create(definition: TaskDefinition, enabled: boolean, createdBy?: string): Promise<TaskRow> {
+    const row = await this.store.appendHistory({ taskId: definition.task_id, expectedVersion: 0, action: TaskAction.Create, definition, enabled, createdBy });
     await this.notify(row);
     return row;
   }

@@ -12,7 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { LIMITS, TUNABLE, Tunable } from './domain/limits';
-import { AGENT_TYPES, SECRET_NAME_RE } from './domain/tasks';
+import { AGENT_TYPES, DELIVERY_TYPES, SECRET_NAME_RE } from './domain/tasks';
+import type { AgentTaskBounds } from './agent-task-bounds';
 
 export const APP_ROLE = 'timekeeper_app';
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/timekeeper';
@@ -25,6 +26,21 @@ const optional = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
+
+/** A comma-separated list of some of `allowed` (empty: none given). */
+function listOf(name: string, raw: string | undefined, allowed: readonly string[], ctx: z.RefinementCtx): string[] {
+  const items = (raw ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  const bad = items.filter((x) => !allowed.includes(x));
+  if (bad.length) ctx.addIssue({ code: 'custom', message: `${name}: ${bad.join(', ')} not one of ${allowed.join(', ')}` });
+  return items;
+}
+
+/** Comma-separated host names or addresses, lowercase (OUTBOUND_ALLOW_HOSTS, AGENT_TASK_HOSTS). */
+const hostsOf = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
 
 const intVar = (name: string, fallback: number, min: number, max: number) =>
   optional.transform((raw, ctx) => {
@@ -101,6 +117,11 @@ const EnvSchema = z.object({
   [TUNABLE.otelPollMs.env]: tunable(TUNABLE.otelPollMs),
   [TUNABLE.otelSettleMs.env]: tunable(TUNABLE.otelSettleMs),
   TASK_STAGGER_TOP_OF_HOUR_S: intVar('TASK_STAGGER_TOP_OF_HOUR_S', 0, 0, LIMITS.taskStaggerMaxS),
+  AGENT_TASK_MIN_INTERVAL_S: intVar('AGENT_TASK_MIN_INTERVAL_S', 0, 0, 31_536_000),
+  AGENT_TASKS_MAX: intVar('AGENT_TASKS_MAX', 0, 0, 1_000_000),
+  AGENT_TASK_AGENT_TYPES: optional.transform((raw, ctx) => listOf('AGENT_TASK_AGENT_TYPES', raw, AGENT_TYPES, ctx)),
+  AGENT_TASK_DELIVERY_TYPES: optional.transform((raw, ctx) => listOf('AGENT_TASK_DELIVERY_TYPES', raw, DELIVERY_TYPES, ctx)),
+  AGENT_TASK_HOSTS: optional.transform((raw) => hostsOf(raw)),
   TASK_DEFAULT_AGENT: optional.transform((raw, ctx) => {
     if (raw === undefined) return undefined;
     let v: unknown;
@@ -245,6 +266,8 @@ export interface Config {
    * the hour gets when it names no `stagger_s` (lib/domain/stagger.ts). Default 0: none.
    */
   taskStaggerTopOfHourS: number;
+  /** The bounds of tasks an agent creates (AGENT_TASK_MIN_INTERVAL_S, AGENT_TASKS_MAX, AGENT_TASK_AGENT_TYPES, AGENT_TASK_DELIVERY_TYPES, AGENT_TASK_HOSTS; lib/agent-task-bounds.ts). */
+  agentTaskBounds: AgentTaskBounds;
 }
 
 /** The task queues scheduled task runs go to, by priority class (separate queues and worker slots). */
@@ -332,10 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerMetricsPort: e.WORKER_METRICS_PORT,
     apiKeys: e.TIMEKEEPER_API_KEYS,
     apiKeysFile: e.TIMEKEEPER_API_KEYS_FILE,
-    outboundAllowHosts: (e.OUTBOUND_ALLOW_HOSTS ?? '')
-      .split(',')
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
+    outboundAllowHosts: hostsOf(e.OUTBOUND_ALLOW_HOSTS),
     outboundEchoBodies: e.OUTBOUND_ECHO_BODIES === 'true' || e.OUTBOUND_ECHO_BODIES === '1',
     agentSecrets: agentSecretsOf(e.AGENT_SECRETS),
     secretsKey: e.SECRETS_KEY,
@@ -350,6 +370,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otelSettleMs: e[TUNABLE.otelSettleMs.env],
     taskDefaultAgent: e.TASK_DEFAULT_AGENT,
     taskStaggerTopOfHourS: e.TASK_STAGGER_TOP_OF_HOUR_S,
+    agentTaskBounds: {
+      minIntervalS: e.AGENT_TASK_MIN_INTERVAL_S,
+      maxTasksPerAgent: e.AGENT_TASKS_MAX,
+      agentTypes: e.AGENT_TASK_AGENT_TYPES,
+      deliveryTypes: e.AGENT_TASK_DELIVERY_TYPES,
+      hosts: e.AGENT_TASK_HOSTS,
+    },
   };
 }
 
@@ -392,6 +419,8 @@ export interface ClientSettings {
   url: string;
   /** TIMEKEEPER_API_KEY: sent as `Authorization: Bearer <key>`; unset for an open (loopback) API. */
   apiKey: string | undefined;
+  /** TIMEKEEPER_AGENT_ID (the MCP server): the agent the tools act for; tasks it schedules carry it as `created_by`. */
+  agentId: string | undefined;
 }
 
 export function clientSettings(env: NodeJS.ProcessEnv = process.env): ClientSettings {
@@ -403,7 +432,7 @@ export function clientSettings(env: NodeJS.ProcessEnv = process.env): ClientSett
     throw new Error(`TIMEKEEPER_URL must be an http(s) URL, got "${raw}"`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`TIMEKEEPER_URL must be an http(s) URL, got "${raw}"`);
-  return { url: raw.replace(/\/+$/, ''), apiKey: env.TIMEKEEPER_API_KEY || undefined };
+  return { url: raw.replace(/\/+$/, ''), apiKey: env.TIMEKEEPER_API_KEY || undefined, agentId: env.TIMEKEEPER_AGENT_ID || undefined };
 }
 
 /** Where `npm run install-skill` links the OpenClaw skill: OPENCLAW_SKILLS_DIR, default ~/.openclaw/skills. */

@@ -7,6 +7,7 @@
  * (AGENT_SECRETS), never one of the process's own variables. The worker checks both again
  * when the run happens (the guard on every hop, readSecret against the same list).
  */
+import type { AgentTaskBounds } from './agent-task-bounds';
 import type { FieldError } from './domain/errors';
 import type { TaskDefinition } from './domain/tasks';
 import { urlProblem } from './outbound';
@@ -16,6 +17,8 @@ export interface TaskPolicy {
   outboundAllowHosts: readonly string[];
   /** AGENT_SECRETS: the variables an agent's token_env / api_key_env may name. */
   agentSecrets: readonly string[];
+  /** AGENT_TASK_* / AGENT_TASKS_MAX: what a task an agent creates may do (lib/agent-task-bounds.ts). Unset: no bounds. */
+  agentBounds?: AgentTaskBounds;
 }
 
 /** The secret-name rule, stated once for the 400 and the run-time refusal alike. */

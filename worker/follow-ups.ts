@@ -44,16 +44,18 @@ export function followUpCreator(tasks: TaskClient, store: TaskStore, policy: Tas
         const at = Math.max(r.finishedMs + (r.action.delay_s ?? DEFAULT_DELAY_S) * 1000, nowMs + DEFAULT_DELAY_S * 1000);
         body.trigger = { type: 'at', at: new Date(at).toISOString() };
       }
+      // A follow-up of an agent's task is that agent's too: it carries the creator and keeps the agent bounds.
+      const createdBy = (await store.getTask(r.parentTaskId))?.created_by ?? undefined;
       let parsed: ReturnType<typeof definitionOf>;
       try {
-        parsed = definitionOf({ ...body, task_id: taskId }, nowMs, policy, { parent_run_id: r.parentRunId });
+        parsed = definitionOf({ ...body, task_id: taskId }, nowMs, policy, { parent_run_id: r.parentRunId, created_by: createdBy });
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         const fields = err.errors.map((e) => `next_action.task.${e.field}: ${e.reason}`).join('; ');
         return { ok: false, reason: (fields || err.message).slice(0, 900) };
       }
       try {
-        const row = await tasks.create(secrets.forStorage(parsed.definition), parsed.enabled);
+        const row = await tasks.create(secrets.forStorage(parsed.definition), parsed.enabled, parsed.createdBy);
         return { ok: true, taskId: row.task_id };
       } catch (err) {
         // Another attempt of the same activity got there first.

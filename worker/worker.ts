@@ -17,6 +17,7 @@ import { TaskSecrets } from '../lib/task-secrets';
 import { startHeartbeat } from './heartbeat';
 import { runControl } from './run-control';
 import { taskRunQueues } from '../lib/config';
+import type { AgentTaskBounds } from '../lib/agent-task-bounds';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 import { workerTelemetry, type WorkerOtelOptions } from './otel';
 
@@ -44,6 +45,8 @@ export interface TimekeeperWorkerOptions {
     secrets?: TaskSecrets;
     /** AGENT_SECRETS: the secret names follow-up tasks may give (the API's rule). Default none. */
     agentSecrets?: readonly string[];
+    /** AGENT_TASK_* / AGENT_TASKS_MAX: the bounds a follow-up of an agent's task keeps (the API's rule). Default none. */
+    agentBounds?: AgentTaskBounds;
     /** The API's base URL as agents reach it (PUBLIC_URL), for results reported later. */
     publicUrl?: string;
     slotsDefault?: number;
@@ -82,6 +85,7 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   const followUps = followUpCreator(taskClient, new TaskStore(opts.pool), {
     outboundAllowHosts: opts.tasks?.outboundAllowHosts ?? [],
     agentSecrets: opts.tasks?.agentSecrets ?? [],
+    agentBounds: opts.tasks?.agentBounds,
   }, secrets);
   const activities = createActivities({
     pool: opts.pool,

@@ -35,6 +35,8 @@ import { Operation } from '../scopes';
 // ---- fields -----------------------------------------------------------------------------
 
 export const taskId = z.string(required()).regex(TASK_ID_RE, TASK_ID_RULE);
+/** An agent id (who created a task): printable text, as a session's agent_id. */
+const createdBy = plainText(200).min(1, 'must not be empty');
 const httpUrl = z
   .string(mistyped('must be an http(s) URL'))
   .max(2000)
@@ -65,7 +67,7 @@ const cronExpression = z
 const seconds = (what: string, min: number, max: number) =>
   z.number(mistyped('must be a number of seconds')).min(min, `${what} must be at least ${min}`).max(max, `${what} must be at most ${max}`);
 
-const CronTriggerSchema = z.strictObject({
+export const CronTriggerSchema = z.strictObject({
   type: z.literal('cron'),
   expression: cronExpression,
   timezone: timezone.default('UTC'),
@@ -85,13 +87,13 @@ const CronTriggerSchema = z.strictObject({
     .optional()
     .describe('the offset within stagger_s; default derived from the task id (the stored trigger always has it)'),
 });
-const IntervalTriggerSchema = z.strictObject({
+export const IntervalTriggerSchema = z.strictObject({
   type: z.literal('interval'),
   every_s: z.number(required(' (seconds, greater than 0)')).int('must be a whole number of seconds').min(LIMITS.taskMinIntervalS, `must be at least ${LIMITS.taskMinIntervalS} (greater than 0)`),
   mode: z.enum(['from_last_start', 'aligned']).default('from_last_start'),
   anchor: isoInstant.optional(),
 });
-const AtTriggerSchema = z.strictObject({ type: z.literal('at'), at: isoInstant });
+export const AtTriggerSchema = z.strictObject({ type: z.literal('at'), at: isoInstant });
 export const TriggerSchema = z
   .discriminatedUnion('type', [CronTriggerSchema, IntervalTriggerSchema, AtTriggerSchema, DelayTriggerSchema, ConditionTriggerSchema], {
     error: (i) => (i.code === 'invalid_union' ? `type must be one of ${TRIGGER_TYPES.join(', ')}` : undefined),
@@ -162,7 +164,7 @@ const FileDeliverySchema = z.strictObject({
   format: z.enum(['markdown', 'json']).default('markdown'),
 });
 const TableDeliverySchema = z.strictObject({ type: z.literal('table') });
-const DeliveryTargetSchema = z.discriminatedUnion('type', [WebhookDeliverySchema, SessionDeliverySchema, FileDeliverySchema, TableDeliverySchema], {
+export const DeliveryTargetSchema = z.discriminatedUnion('type', [WebhookDeliverySchema, SessionDeliverySchema, FileDeliverySchema, TableDeliverySchema], {
   error: (i) => (i.code === 'invalid_union' ? `type must be one of ${DELIVERY_TYPES.join(', ')}` : undefined),
 });
 /** One target or a list (the article writes one object). */
@@ -262,6 +264,7 @@ export const CreateTaskBody = z
     tags: fields.tags.default([]),
     lang: fields.lang.default(TASK_DEFAULTS.lang),
     agent_id: fields.agent_id.optional(),
+    created_by: createdBy.optional().describe("the agent scheduling this task for itself: the operator's agent bounds (AGENT_TASK_*) apply to it, now and at every PATCH; a key bound to an agent sets it"),
   })
   .meta({ id: 'CreateTask' });
 
@@ -302,6 +305,7 @@ export const Task = z
     updated_at: z.string(),
     last_change: z.object({ action: z.string(), reason: z.string().nullable() }),
     parent_run_id: z.string().nullable().describe('a follow-up task: the run whose next_action created it'),
+    created_by: z.string().nullable().describe('the agent that created the task (its agent bounds apply), null for an operator\'s task'),
   })
   .meta({ id: 'Task' });
 
@@ -334,6 +338,7 @@ export const Run = z
     result: AgentAnswerSchema.nullable(),
     needs_attention: z.boolean(),
     updated_at: z.string(),
+    created_by: z.string().nullable().describe("the agent that created the run's task, or null"),
   })
   .meta({ id: 'Run' });
 
@@ -388,12 +393,13 @@ export const listTasks = defineRoute({
   method: 'get',
   path: '/v1/tasks',
   tag: 'tasks',
-  summary: 'List tasks (filters: status, tag, enabled), ordered by task id',
+  summary: 'List tasks (filters: status, tag, enabled, created_by), ordered by task id',
   scopes: Operation.ReadTasks,
   query: z.object({
     status: z.enum(TASK_STATUSES).optional(),
     tag: z.string().max(64).optional(),
     enabled: boolString.optional(),
+    created_by: createdBy.optional().describe('only the tasks this agent created'),
     limit: limitParam(LIMITS.pageMax).optional(),
     cursor: taskId.optional().describe('next_cursor of the previous page'),
   }),
@@ -610,6 +616,38 @@ export const previewSchedule = defineRoute({
   errors: [400, 401, 403],
 });
 
+export const timeNow = defineRoute({
+  method: 'get',
+  path: '/v1/time',
+  tag: 'tasks',
+  summary: "Now: the instant, the local time in a zone, and whether today is a working day in a named calendar (the time context a task run's agent gets)",
+  scopes: Operation.ReadTasks,
+  parameterExamples: { timezone: 'Asia/Shanghai', calendar: 'cn-workdays' },
+  query: z.object({
+    timezone: timezone.default('UTC').describe("the user's IANA zone"),
+    calendar: z.enum(CALENDAR_NAMES, { error: `must be one of ${CALENDAR_NAMES.join(', ')}` }).optional().describe('a named calendar; default a plain Monday-to-Friday week'),
+    lang: z.enum(['en', 'zh']).default('en'),
+  }),
+  responses: {
+    200: z
+      .object({
+        instant: z.string().describe('now, UTC'),
+        timezone: z.string(),
+        local_time: z.string().describe('now in the zone, with its offset'),
+        date: z.string().describe('the local date'),
+        weekday: z.string(),
+        calendar: z.string().nullable(),
+        working_day: z.boolean(),
+        day: z.enum(['business_day', 'holiday', 'weekend', 'makeup_workday']),
+        holiday: z.string().optional().describe('the statutory holiday (or the one a make-up day belongs to)'),
+        no_data: z.boolean().optional().describe('the calendar has no official data for this year: Monday to Friday count'),
+        text: z.string().describe("the same lines a task run's time context opens and ends with"),
+      })
+      .meta({ id: 'TimeNow' }),
+  },
+  errors: [400, 401, 403],
+});
+
 export const taskRoutes = {
   createTask,
   listTasks,
@@ -626,4 +664,5 @@ export const taskRoutes = {
   getRun,
   reportRunResult,
   previewSchedule,
+  timeNow,
 } as const;

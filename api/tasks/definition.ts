@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DomainError, ErrorCode, type FieldError } from '../../lib/domain/errors';
+import { agentBoundProblems } from '../../lib/agent-task-bounds';
 import { withStagger } from '../../lib/domain/stagger';
 import { digestProblems } from '../../lib/domain/task-outputs';
 import { taskDefinitionProblems, taskDefinitionWarnings, type TaskDefinition } from '../../lib/domain/tasks';
@@ -38,22 +39,27 @@ export function defaultAgentProblem(agent: Record<string, unknown>): string | un
 
 /**
  * `parent_run_id` is never read from the body: only the system sets it (on a follow-up, and
- * kept across a PATCH). `warnings` name what is stored as sent but unused.
+ * kept across a PATCH). `warnings` name what is stored as sent but unused. `createdBy` is the
+ * agent the task is for: the system's (the key's agent, a follow-up's parent, the stored
+ * creator on a PATCH) before the body's `created_by`; it is not part of the definition, and
+ * with one the operator's agent bounds apply (policy.agentBounds).
  */
 export function definitionOf(
   body: unknown,
   nowMs: number,
   policy: TaskPolicy,
-  system: { parent_run_id?: string } = {},
+  system: { parent_run_id?: string; created_by?: string } = {},
   defaults: DefinitionDefaults = {},
-): { definition: TaskDefinition; enabled: boolean; warnings: FieldError[] } {
+): { definition: TaskDefinition; enabled: boolean; warnings: FieldError[]; createdBy: string | undefined } {
   const b = parse(CreateTaskBody, withDefaultAgent(body, defaults));
-  const { enabled, ...rest } = b;
+  const { enabled, created_by: claimed, ...rest } = b;
+  const createdBy = system.created_by ?? claimed;
   const id = rest.task_id ?? `task-${randomUUID()}`;
   const definition = { ...rest, task_id: id, name: rest.name ?? id, ...(system.parent_run_id ? { parent_run_id: system.parent_run_id } : {}) } as TaskDefinition;
   if (definition.trigger.type === 'cron') definition.trigger = withStagger(definition.trigger, id, defaults.staggerTopOfHourS ?? 0);
   const problems = [...taskDefinitionProblems(definition), ...digestProblems(definition), ...taskPolicyProblems(definition, policy)];
+  if (createdBy && policy.agentBounds) problems.push(...agentBoundProblems(definition, policy.agentBounds, nowMs));
   if (definition.trigger.type === 'at' && Date.parse(definition.trigger.at) <= nowMs) problems.push({ field: 'trigger.at', reason: 'is in the past' });
   if (problems.length) throw new DomainError(ErrorCode.Validation, problems.map((p) => `${p.field}: ${p.reason}`).join('; '), problems);
-  return { definition, enabled, warnings: taskDefinitionWarnings(definition) };
+  return { definition, enabled, warnings: taskDefinitionWarnings(definition), createdBy };
 }

@@ -2,9 +2,11 @@
 import { Router } from 'express';
 import type { TaskClient } from '../../clients/tasks';
 import { LIMITS } from '../../lib/domain/limits';
-import { DomainError } from '../../lib/domain/errors';
+import { agentTaskCountProblem } from '../../lib/agent-task-bounds';
+import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { staggerOffsetS } from '../../lib/domain/stagger';
 import { describeCron, describeTrigger, formatDuration, runId as runIdOf, schedulerWorkflowId, taskErrors, type AgentAnswer, type CronTrigger } from '../../lib/domain/tasks';
+import { timeNow as timeNowOf } from '../../lib/domain/time-now';
 import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
 import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import type { TaskResultStore } from '../../lib/store/task-results';
@@ -16,6 +18,7 @@ import type { SessionStore } from '../../lib/store/sessions';
 import type { TaskDefinition } from '../../lib/domain/tasks';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
+import { keyAgentId } from './creator';
 import { defaultAgentProblem, definitionOf, type DefinitionDefaults } from './definition';
 import {
   backfillTask,
@@ -32,6 +35,7 @@ import {
   previewSchedule,
   reportRunResult,
   resumeTask,
+  timeNow,
   triggerTask,
 } from './contract';
 
@@ -42,7 +46,7 @@ export interface TaskDeps {
   keys: KeyStore;
   /** Sessions a task names (its session_id, session deliveries), checked against a bound key's agents. */
   sessions: SessionStore;
-  /** OUTBOUND_ALLOW_HOSTS and AGENT_SECRETS, checked on every definition (lib/task-policy.ts). */
+  /** OUTBOUND_ALLOW_HOSTS and AGENT_SECRETS, checked on every definition, and the agent bounds of agents' tasks (lib/task-policy.ts). */
   policy: TaskPolicy;
   /** Operator defaults a definition is completed with (TASK_DEFAULT_AGENT). */
   defaults?: DefinitionDefaults;
@@ -126,6 +130,7 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
       updated_at: t.updated_at.toISOString(),
       last_change: { action: t.last_action, reason: t.reason },
       parent_run_id: t.definition.parent_run_id ?? null,
+      created_by: t.created_by,
     };
   }
 
@@ -177,18 +182,24 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
     result: (x.result ?? null) as never,
     needs_attention: x.needs_attention,
     updated_at: x.recorded_at.toISOString(),
+    created_by: x.created_by,
   });
 
   route(r, keys, createTask, async (req, res) => {
-    const { definition, enabled, warnings } = definitionOf(jsonBody(req), Date.now(), policy, {}, defaults);
-    const t = await tasks.create(secrets.forStorage(await owned(definition, principalOf(res))), enabled);
+    const { definition, enabled, warnings, createdBy } = definitionOf(jsonBody(req), Date.now(), policy, { created_by: keyAgentId(res) }, defaults);
+    if (createdBy && policy.agentBounds) {
+      // Counted before the insert: two creates racing for the last place may both pass (one task over, never more per race).
+      const problem = agentTaskCountProblem(createdBy, await store.countCreatedBy(createdBy), policy.agentBounds);
+      if (problem) throw new DomainError(ErrorCode.Validation, `${problem.field}: ${problem.reason}`, [problem]);
+    }
+    const t = await tasks.create(secrets.forStorage(await owned(definition, principalOf(res))), enabled, createdBy);
     res.status(201).location(`/v1/tasks/${encodeURIComponent(t.task_id)}`).json(warned(created(t), warnings));
   });
 
   route(r, keys, listTasks, async (req, res) => {
     const q = parse(listTasks.query, queryObject(req));
     const limit = q.limit ?? LIMITS.pageDefault;
-    const rows = await store.listTasks({ status: q.status, tag: q.tag, enabled: q.enabled, afterTaskId: q.cursor, bounds: principalOf(res).bounds, limit: limit + 1 });
+    const rows = await store.listTasks({ status: q.status, tag: q.tag, enabled: q.enabled, createdBy: q.created_by, afterTaskId: q.cursor, bounds: principalOf(res).bounds, limit: limit + 1 });
     const page = rows.slice(0, limit);
     res.json({ tasks: page.map(describe), next_cursor: rows.length > limit ? page[page.length - 1].task_id : null });
   });
@@ -211,7 +222,8 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
       else merged[k] = raw[k];
     }
     merged.task_id = current.task_id;
-    const { definition, enabled, warnings } = definitionOf(merged, Date.now(), policy, { parent_run_id }, defaults);
+    // An agent's task stays inside the agent bounds after any PATCH, whoever sends it.
+    const { definition, enabled, warnings } = definitionOf(merged, Date.now(), policy, { parent_run_id, created_by: current.created_by ?? undefined }, defaults);
     const checked = await owned(definition, principalOf(res));
     res.json(warned(await detail(await tasks.update(current, secrets.forStorage(checked, current.definition), enabled)), warnings));
   });
@@ -312,6 +324,11 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
       timezone: q.timezone,
       description: `${description}, staggered by ${formatDuration(offsetS * 1000)} for task ${q.task_id}`,
     });
+  });
+
+  route(r, keys, timeNow, (req, res) => {
+    const q = parse(timeNow.query, queryObject(req));
+    res.json(timeNowOf(Date.now(), q.timezone, q.calendar, q.lang));
   });
 
   return r;

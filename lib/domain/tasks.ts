@@ -430,7 +430,7 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(h / 24)} days ${h % 24} h`;
 }
 
-const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const WEEKDAYS_ZH = ['星期日', '星期一', '星期二', '星期三', '星期四', '星期五', '星期六'];
 
 /** The trigger in words, e.g. `cron "0 17 * * 1-5" in Asia/Shanghai: at 17:00 on Monday to Friday`. */
@@ -505,28 +505,40 @@ export function describeCron(expression: string, domDow: 'or' | 'and' = 'or'): s
   return `${time}${day ? ` ${day}` : ''}${month}`;
 }
 
+/** The time context's first line: the local time in `tz` and the instant (also time_now's, lib/domain/time-now.ts). */
+export function nowLine(nowMs: number, tz: string, lang: 'en' | 'zh'): string {
+  return lang === 'zh'
+    ? `当前时间：${localIso(nowMs, tz)}（${tz}），UTC ${new Date(nowMs).toISOString()}。`
+    : `Current time: ${localIso(nowMs, tz)} (${tz}), ${new Date(nowMs).toISOString()} (UTC).`;
+}
+
+/** The time context's last line: what the calendar says about the local day (also time_now's). `whose`: "the task's calendar", "the cn-workdays calendar". */
+export function todayLine(nowMs: number, tz: string, dayInfo: DayInfo, lang: 'en' | 'zh', whose = "the task's calendar"): string {
+  const { date, weekday } = localDate(nowMs, tz);
+  return lang === 'zh' ? `今天（${date}，${WEEKDAYS_ZH[weekday]}）${dayWords(dayInfo, 'zh')}。` : `Today (${date}, ${WEEKDAYS[weekday]}) is ${dayWords(dayInfo, 'en')} in ${whose}.`;
+}
+
 /** The time context the agent's system prompt carries: now, why it woke, how late, since when. */
 export function buildTimeContext(c: RunContext, dayInfo: DayInfo): string {
   const tz = triggerZone(c.task.trigger);
   const lateness = c.startedMs - c.nominalMs;
-  const { date, weekday } = localDate(c.nowMs, tz);
   if (c.task.lang === 'zh') {
     return [
-      `当前时间：${localIso(c.nowMs, tz)}（${tz}），UTC ${new Date(c.nowMs).toISOString()}。`,
+      nowLine(c.nowMs, tz, 'zh'),
       `任务：${c.task.name}（${c.task.task_id}），运行编号 ${c.runId}。`,
       `唤醒原因：${wokeWhy(c.trigger, 'zh')}${c.cause ? `（${c.cause}）` : ''}，触发规则 ${describeTrigger(c.task.trigger)}；计划时间 ${new Date(c.nominalMs).toISOString()}${staggerWords(c, 'zh')}，实际开始 ${new Date(c.startedMs).toISOString()}，延迟 ${formatDuration(lateness)}。`,
       c.lastRunMs === undefined ? '这是该任务的第一次运行。' : `距上次运行：${formatDuration(c.nowMs - c.lastRunMs)}（上次 ${new Date(c.lastRunMs).toISOString()}）。`,
       `第 ${c.attempt} 次尝试，共 ${c.task.retry.max_attempts} 次。`,
-      `今天（${date}，${WEEKDAYS_ZH[weekday]}）${dayWords(dayInfo, 'zh')}。`,
+      todayLine(c.nowMs, tz, dayInfo, 'zh'),
     ].join('\n');
   }
   return [
-    `Current time: ${localIso(c.nowMs, tz)} (${tz}), ${new Date(c.nowMs).toISOString()} (UTC).`,
+    nowLine(c.nowMs, tz, 'en'),
     `Task: ${c.task.name} (${c.task.task_id}), run ${c.runId}.`,
     `Woke because: ${wokeWhy(c.trigger, 'en')}${c.cause ? ` (${c.cause})` : ''}, trigger ${describeTrigger(c.task.trigger)}; scheduled for ${new Date(c.nominalMs).toISOString()}${staggerWords(c, 'en')}, started ${new Date(c.startedMs).toISOString()}, ${formatDuration(lateness)} late.`,
     c.lastRunMs === undefined ? 'This is the first run of this task.' : `Time since the last run: ${formatDuration(c.nowMs - c.lastRunMs)} (last run started ${new Date(c.lastRunMs).toISOString()}).`,
     `Attempt ${c.attempt} of ${c.task.retry.max_attempts}.`,
-    `Today (${date}, ${WEEKDAYS[weekday]}) is ${dayWords(dayInfo, 'en')} in the task's calendar.`,
+    todayLine(c.nowMs, tz, dayInfo, 'en'),
   ].join('\n');
 }
 

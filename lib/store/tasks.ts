@@ -22,6 +22,8 @@ export interface TaskRow {
   created_at: Date;
   updated_at: Date;
   status: TaskStatus;
+  /** The agent that created the task (schema/012), null for an operator's or a gateway's task. */
+  created_by: string | null;
   last_run: { run_id: string; status: RunStatus; nominal_at: Date; started_at: Date | null; finished_at: Date | null } | null;
 }
 
@@ -60,6 +62,8 @@ export interface RunRow {
   result: unknown;
   needs_attention: boolean;
   recorded_at: Date;
+  /** The agent that created the run's task (schema/012), or null. */
+  created_by: string | null;
 }
 
 export interface DeliveryRow {
@@ -82,6 +86,7 @@ function rowToTask(r: Record<string, unknown>): TaskRow {
     created_at: r.created_at as Date,
     updated_at: r.updated_at as Date,
     status: ((r.last_run_status as TaskStatus | null) ?? 'pending') as TaskStatus,
+    created_by: (r.created_by as string | null) ?? null,
     last_run: r.last_run_id
       ? {
           run_id: r.last_run_id as string,
@@ -94,14 +99,17 @@ function rowToTask(r: Record<string, unknown>): TaskRow {
   };
 }
 
-const RUN_COLUMNS =
-  'run_id, task_id, status, reason, trigger, nominal_at, COALESCE(first_started_at, started_at) AS started_at, finished_at, lateness_ms, duration_ms, attempt, processed, error_count, summary, result, needs_attention, recorded_at';
+/** The task's creator beside each run (the run log's rows are the task's, `x` the row's alias): one probe of the creation row. */
+const RUN_CREATED_BY = '(SELECT h.created_by FROM task_history h WHERE h.task_id = x.task_id AND h.version = 1) AS created_by';
+const RUN_COLUMNS = `run_id, task_id, status, reason, trigger, nominal_at, COALESCE(first_started_at, started_at) AS started_at, finished_at, lateness_ms, duration_ms, attempt, processed, error_count, summary, result, needs_attention, recorded_at, ${RUN_CREATED_BY}`;
 
 export interface TaskFilter {
   status?: TaskStatus;
   tag?: string;
   enabled?: boolean;
   includeDeleted?: boolean;
+  /** Only the tasks this agent created. */
+  createdBy?: string;
   limit: number;
   afterTaskId?: string;
   /** Only tasks of agents within these bounds (a bound API key's list). */
@@ -124,6 +132,7 @@ export class TaskStore {
     // jsonb_exists is jsonb's `?` (has this string), spelled as a function: Where numbers every `?`.
     if (f.tag) w.add("jsonb_exists(definition->'tags', ?)", f.tag);
     if (f.enabled !== undefined) w.add('enabled = ?', f.enabled);
+    if (f.createdBy) w.add('created_by = ?', f.createdBy);
     if (f.afterTaskId) w.add('task_id > ?', f.afterTaskId);
     addBoundsCondition(w, "(definition->>'agent_id')", f.bounds);
     const r = await this.pool.query(`SELECT * FROM tasks ${w.sql} ORDER BY task_id LIMIT ${w.param(f.limit)}`, w.params);
@@ -134,12 +143,24 @@ export class TaskStore {
    * Appends a change to a task's history. `expectedVersion` is the version the change was
    * decided on (0 for a create): a concurrent change makes this a conflict, nothing written.
    */
-  async appendHistory(c: { taskId: string; expectedVersion: number; action: TaskAction; definition: TaskDefinition; enabled: boolean; deleted?: boolean; reason?: string }): Promise<TaskRow> {
+  /** The tasks (not deleted) an agent created: what AGENT_TASKS_MAX counts. */
+  async countCreatedBy(agentId: string): Promise<number> {
+    const r = await this.pool.query('SELECT count(*)::int AS n FROM tasks WHERE created_by = $1 AND NOT deleted', [agentId]);
+    return r.rows[0].n as number;
+  }
+
+  /**
+   * Appends a change to a task's history. `expectedVersion` is the version the change was
+   * decided on (0 for a create): a concurrent change makes this a conflict, nothing written.
+   * `createdBy` is written on a create only (the creation row is who created the task).
+   */
+  async appendHistory(c: { taskId: string; expectedVersion: number; action: TaskAction; definition: TaskDefinition; enabled: boolean; deleted?: boolean; reason?: string; createdBy?: string }): Promise<TaskRow> {
     let recordedAt: Date;
+    const createdBy = c.expectedVersion === 0 ? (c.createdBy ?? null) : null;
     try {
       const r = await this.pool.query(
-        `INSERT INTO task_history (task_id, version, action, definition, enabled, deleted, reason) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING recorded_at`,
-        [c.taskId, c.expectedVersion + 1, c.action, JSON.stringify(c.definition), c.enabled, c.deleted ?? false, c.reason ?? null],
+        `INSERT INTO task_history (task_id, version, action, definition, enabled, deleted, reason, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING recorded_at`,
+        [c.taskId, c.expectedVersion + 1, c.action, JSON.stringify(c.definition), c.enabled, c.deleted ?? false, c.reason ?? null, createdBy],
       );
       recordedAt = r.rows[0].recorded_at as Date;
     } catch (err) {
@@ -153,7 +174,7 @@ export class TaskStore {
     // written, without reading the `tasks` view back. The stored definition is the jsonb of
     // the one sent, so it reads back equal (keys perhaps in another order).
     if (c.expectedVersion === 0) {
-      return { task_id: c.taskId, version: 1, last_action: c.action, definition: c.definition, enabled: c.enabled, deleted: c.deleted ?? false, reason: c.reason ?? null, created_at: recordedAt, updated_at: recordedAt, status: 'pending', last_run: null };
+      return { task_id: c.taskId, version: 1, last_action: c.action, definition: c.definition, enabled: c.enabled, deleted: c.deleted ?? false, reason: c.reason ?? null, created_at: recordedAt, updated_at: recordedAt, status: 'pending', created_by: createdBy, last_run: null };
     }
     return (await this.getTask(c.taskId))!;
   }
@@ -203,13 +224,13 @@ export class TaskStore {
   }
 
   async getRun(runId: string): Promise<RunRow | undefined> {
-    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current WHERE run_id = $1`, [runId]);
+    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current x WHERE run_id = $1`, [runId]);
     return r.rows[0];
   }
 
   /** A task's runs, newest fire time first. */
   async runsOfTask(taskId: string, limit: number): Promise<RunRow[]> {
-    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current WHERE task_id = $1 ORDER BY nominal_at DESC, id DESC LIMIT $2`, [taskId, limit]);
+    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current x WHERE task_id = $1 ORDER BY nominal_at DESC, id DESC LIMIT $2`, [taskId, limit]);
     return r.rows;
   }
 
@@ -222,15 +243,15 @@ export class TaskStore {
     if (f.bounds) {
       // Runs of the tasks whose newest definition is owned within the bounds.
       const owned = boundsCondition(w, "(n.definition->>'agent_id')", f.bounds);
-      w.add(`task_id IN (SELECT n.task_id FROM task_history n WHERE n.version = (SELECT max(x.version) FROM task_history x WHERE x.task_id = n.task_id) AND ${owned})`);
+      w.add(`task_id IN (SELECT n.task_id FROM task_history n WHERE n.version = (SELECT max(h.version) FROM task_history h WHERE h.task_id = n.task_id) AND ${owned})`);
     }
-    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current ${w.sql} ORDER BY recorded_at DESC LIMIT ${w.param(f.limit)}`, w.params);
+    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current x ${w.sql} ORDER BY recorded_at DESC LIMIT ${w.param(f.limit)}`, w.params);
     return r.rows;
   }
 
   /** Every state one run went through, oldest first. */
   async runLog(runId: string): Promise<RunRow[]> {
-    const r = await this.pool.query(`SELECT ${RUN_COLUMNS.replace('COALESCE(first_started_at, started_at)', 'started_at')} FROM task_run_log WHERE run_id = $1 ORDER BY id`, [runId]);
+    const r = await this.pool.query(`SELECT ${RUN_COLUMNS.replace('COALESCE(first_started_at, started_at)', 'started_at')} FROM task_run_log x WHERE run_id = $1 ORDER BY id`, [runId]);
     return r.rows;
   }
 

@@ -152,8 +152,8 @@ describe('other values', () => {
   });
 
   test('clientSettings: TIMEKEEPER_URL (http or https, trailing slash dropped) and TIMEKEEPER_API_KEY', () => {
-    expect(clientSettings({})).toEqual({ url: 'http://127.0.0.1:8000', apiKey: undefined });
-    expect(clientSettings({ TIMEKEEPER_URL: 'https://tk.example/', TIMEKEEPER_API_KEY: 'k1' })).toEqual({ url: 'https://tk.example', apiKey: 'k1' });
+    expect(clientSettings({})).toEqual({ url: 'http://127.0.0.1:8000', apiKey: undefined, agentId: undefined });
+    expect(clientSettings({ TIMEKEEPER_URL: 'https://tk.example/', TIMEKEEPER_API_KEY: 'k1', TIMEKEEPER_AGENT_ID: 'agent-7' })).toEqual({ url: 'https://tk.example', apiKey: 'k1', agentId: 'agent-7' });
     expect(() => clientSettings({ TIMEKEEPER_URL: 'ftp://tk.example' })).toThrow(/TIMEKEEPER_URL/);
     expect(() => clientSettings({ TIMEKEEPER_URL: 'not a url' })).toThrow(/TIMEKEEPER_URL/);
   });
@@ -177,5 +177,20 @@ describe('PUBLIC_URL (where agents post results reported later)', () => {
     expect(load({ PUBLIC_URL: '' }).publicUrl).toBe('http://127.0.0.1:8000');
     expect(failure({ PUBLIC_URL: 'timekeeper.example' })).toMatch(/PUBLIC_URL must be an http\(s\) URL/);
     expect(failure({ PUBLIC_URL: 'ftp://timekeeper.example' })).toMatch(/PUBLIC_URL must be an http\(s\) URL/);
+  });
+});
+
+describe('agent task bounds (AGENT_TASK_*, AGENT_TASKS_MAX)', () => {
+  test('default: no bounds; set: parsed, lists trimmed, hosts lowercase', () => {
+    expect(loadConfig({}).agentTaskBounds).toEqual({ minIntervalS: 0, maxTasksPerAgent: 0, agentTypes: [], deliveryTypes: [], hosts: [] });
+    expect(
+      load({ AGENT_TASK_MIN_INTERVAL_S: '300', AGENT_TASKS_MAX: '20', AGENT_TASK_AGENT_TYPES: 'webhook, openclaw', AGENT_TASK_DELIVERY_TYPES: 'table,session', AGENT_TASK_HOSTS: 'GW.internal,127.0.0.1' }).agentTaskBounds,
+    ).toEqual({ minIntervalS: 300, maxTasksPerAgent: 20, agentTypes: ['webhook', 'openclaw'], deliveryTypes: ['table', 'session'], hosts: ['gw.internal', '127.0.0.1'] });
+  });
+  test('an unknown type or a bad number stops start-up naming the variable', () => {
+    expect(failure({ AGENT_TASK_AGENT_TYPES: 'webhook,shell' })).toMatch(/AGENT_TASK_AGENT_TYPES: shell not one of openai, webhook, openclaw, digest/);
+    expect(failure({ AGENT_TASK_DELIVERY_TYPES: 'email' })).toMatch(/AGENT_TASK_DELIVERY_TYPES: email/);
+    expect(failure({ AGENT_TASK_MIN_INTERVAL_S: '-1' })).toMatch(/AGENT_TASK_MIN_INTERVAL_S must be an integer/);
+    expect(failure({ AGENT_TASKS_MAX: 'many' })).toMatch(/AGENT_TASKS_MAX must be an integer/);
   });
 });

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { timekeeperTools } from '../../api/tools';
 import { installSkill, SKILL_NAME, SKILL_SOURCE, SkillInstallRefused } from '../../integrations/openclaw-skill/install';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -28,6 +29,9 @@ test('SKILL.md has OpenClaw front matter (name = folder name, description, metad
   for (const s of ['/api/events/pending', 'POST "$TIMEKEEPER_URL/api/events"', '/status', 'log_event_requested', 'log_event_done', 'log_event_blocked', 'pending_intents', 'next_step']) {
     expect(text).toContain(s);
   }
+  // Every tool the MCP server lists is named in the skill (the task tools with their REST routes).
+  for (const t of timekeeperTools()) expect(text).toContain(`\`${t.name}\``);
+  for (const s of ['/v1/time', 'POST /v1/tasks', 'POST /v1/signals', 'trigger_text', 'next_fire_times']) expect(text).toContain(s);
 });
 
 test('links the skill folder, and a second run changes nothing', () => {

@@ -220,6 +220,7 @@ export const taskPage: Page = async (ctx) => {
       { class: 'facts' },
       h('dt', {}, 'Name'), h('dd', {}, task.name),
       h('dt', {}, 'Trigger'), h('dd', { id: 'trigger-text' }, task.trigger_text),
+      h('dt', {}, 'Created by'), h('dd', { id: 'created-by' }, task.created_by ? h('code', {}, task.created_by) : h('span', { class: 'muted' }, 'an operator (no agent)')),
       h('dt', {}, 'Next fire times'), h('dd', {}, task.enabled && task.next_fire_times.length ? h('ol', { class: 'fires', id: 'next-fires' }, ...task.next_fire_times.map((x) => h('li', {}, time(x)))) : h('span', { class: 'muted' }, task.enabled ? 'none' : 'paused: none until resumed')),
       h('dt', {}, 'Last change'), h('dd', {}, `${task.last_change.action}${task.last_change.reason ? `: ${task.last_change.reason}` : ''} (version ${task.version}, `, time(task.updated_at), ')'),
       h('dt', {}, 'Scheduler'), h('dd', {}, h('code', {}, task.scheduler.workflow_id), task.scheduler.running_runs?.length ? ` — running: ${task.scheduler.running_runs.join(', ')}` : ''),

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { FollowUpCreator, FollowUpRequest } from '../activities/task-outputs/follow-up';
 import { definitionOf } from '../api/tasks/definition';
+import { agentTaskCountProblem } from '../lib/agent-task-bounds';
 import type { TaskClient } from '../clients/tasks';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import type { TaskRow, TaskStore } from '../lib/store/tasks';
@@ -53,6 +54,10 @@ export function followUpCreator(tasks: TaskClient, store: TaskStore, policy: Tas
         if (!(err instanceof DomainError)) throw err;
         const fields = err.errors.map((e) => `next_action.task.${e.field}: ${e.reason}`).join('; ');
         return { ok: false, reason: (fields || err.message).slice(0, 900) };
+      }
+      if (parsed.createdBy && policy.agentBounds) {
+        const tooMany = agentTaskCountProblem(parsed.createdBy, await store.countCreatedBy(parsed.createdBy), policy.agentBounds);
+        if (tooMany) return { ok: false, reason: `next_action.task.${tooMany.field}: ${tooMany.reason}` };
       }
       try {
         const row = await tasks.create(secrets.forStorage(parsed.definition), parsed.enabled, parsed.createdBy);

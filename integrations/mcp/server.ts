@@ -64,13 +64,18 @@ const taskView = (t: TaskView | TaskDetail) => ({
 const detailView = (t: TaskDetail) => ({ ...taskView(t), next_fire_times: t.next_fire_times, ...(t.warnings ? { warnings: t.warnings } : {}) });
 const runView = (r: RunView) => ({ run_id: r.run_id, status: r.status, scheduled_at: r.scheduled_at, started_at: r.started_at, finished_at: r.finished_at, lateness_ms: r.lateness_ms, reason: r.reason, summary: r.summary });
 
-/** schedule_task's arguments as POST /v1/tasks's body: `in_s` becomes an `at` trigger, the server's agent id the default `created_by`. */
-function scheduleBody(a: Args, ctx: ToolContext): CreateTaskBody {
+/**
+ * schedule_task's arguments as POST /v1/tasks's body: `in_s` becomes an `at` trigger counted
+ * from Timekeeper's clock (GET /v1/time), not this process's, which may be skewed; the
+ * server's agent id is the default `created_by`.
+ */
+async function scheduleBody(tk: TimekeeperClient, a: Args, ctx: ToolContext): Promise<CreateTaskBody> {
   const { in_s, ...body } = a;
   if (in_s !== undefined) {
     if (body.trigger !== undefined) throw new ToolArgumentError('in_s: give either trigger or in_s, not both');
     if (typeof in_s !== 'number' || !Number.isInteger(in_s) || in_s < 1) throw new ToolArgumentError('in_s: must be a whole number of seconds, at least 1');
-    body.trigger = { type: 'at', at: new Date(Date.now() + in_s * 1000).toISOString() };
+    const now = Date.parse((await tk.time.now()).instant);
+    body.trigger = { type: 'at', at: new Date(now + in_s * 1000).toISOString() };
   } else if (body.trigger === undefined) throw new ToolArgumentError('trigger: is required (or in_s)');
   return { ...body, created_by: body.created_by ?? ctx.agentId } as CreateTaskBody;
 }
@@ -90,7 +95,7 @@ const handlers: Record<string, (tk: TimekeeperClient, a: Args, ctx: ToolContext)
     const { session_id: _id, ...body } = a;
     return tk.append(str(a, 'session_id'), body as AppendBody);
   },
-  schedule_task: async (tk, a, ctx) => detailView(await tk.tasks.create(scheduleBody(a, ctx))),
+  schedule_task: async (tk, a, ctx) => detailView(await tk.tasks.create(await scheduleBody(tk, a, ctx))),
   list_tasks: async (tk, a) => {
     const page = await tk.tasks.list(a as Parameters<TimekeeperClient['tasks']['list']>[0]);
     return { tasks: page.tasks.map(taskView), next_cursor: page.next_cursor };

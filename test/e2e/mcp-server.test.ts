@@ -54,7 +54,13 @@ const BOUNDS = { minIntervalS: 300, maxTasksPerAgent: 3, agentTypes: ['webhook']
 
 beforeAll(async () => {
   // A webhook agent on 127.0.0.1 answering the run protocol for whichever task asks.
-  agentServer = await servers.start((r) => ({ body: protocolAnswer(JSON.parse(r.body).task_id) }));
+  // A prompt "follow up every N s" makes it answer with a next_action follow-up task of that interval.
+  agentServer = await servers.start((r) => {
+    const { task_id: id, prompt } = JSON.parse(r.body) as { task_id: string; prompt: string };
+    const every = /^follow up every (\d+) s$/.exec(prompt)?.[1];
+    const task = { task_id: `${id}-next`, trigger: { type: 'interval', every_s: Number(every) }, agent: { type: 'webhook', url: `${agentServer.url}/agent`, prompt_template: 'x' }, enabled: false };
+    return { body: protocolAnswer(id, every ? { next_action: { type: 'follow_up', task } } : {}) };
+  });
   sys = await startTestSystem({ apiKeys: `${AGENT}:agent,${ADMIN}:admin`, config: { outboundAllowHosts: ['127.0.0.1'], agentTaskBounds: BOUNDS } });
   admin = sys.tk.with({ apiKey: ADMIN });
 });
@@ -285,4 +291,24 @@ test('agent bounds: refused with 400 naming the bound, through the tools and thr
   // An operator's own task (no created_by) is not bounded.
   const operator = await admin.tasks.create({ task_id: `${taskPrefix}-operator`, enabled: false, trigger: { type: 'interval', every_s: 60 }, agent: { type: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'm', prompt_template: 'x' } });
   expect(operator.created_by).toBeNull();
+});
+
+test("a follow-up an agent's run asks for (next_action) is that agent's task: it carries created_by and keeps the bounds", async () => {
+  const agentId = `${AGENT_ID}-c`;
+  const client = await connect(AGENT, agentId);
+  const parentRun = async (id: string, prompt: string) => {
+    expect((await call(client, 'schedule_task', { task_id: id, in_s: 3600, agent: { ...webhookAgent(), prompt_template: prompt } })).isError).toBe(false);
+    const { body } = await call(client, 'run_task_now', { task_id: id });
+    return eventually(async () => {
+      const r = await admin.runs.get(body.run_id);
+      return r.status === 'success' && r.deliveries.some((d) => d.type === 'follow_up') ? r : undefined;
+    }, 30_000);
+  };
+  const ok = await parentRun(`${taskPrefix}-fu-ok`, 'follow up every 600 s');
+  expect(ok.deliveries.find((d) => d.type === 'follow_up')).toMatchObject({ ok: true, detail: `created task ${taskPrefix}-fu-ok-next` });
+  expect(await stored(`${taskPrefix}-fu-ok-next`)).toMatchObject({ created_by: agentId, parent_run_id: ok.run_id });
+
+  const bad = await parentRun(`${taskPrefix}-fu-bad`, 'follow up every 10 s');
+  expect(bad.deliveries.find((d) => d.type === 'follow_up')).toMatchObject({ ok: false, detail: expect.stringContaining('AGENT_TASK_MIN_INTERVAL_S') });
+  expect(await stored(`${taskPrefix}-fu-bad-next`)).toBeUndefined();
 });

@@ -1,6 +1,7 @@
 /** The OML-compatible intent routes: /api/events*, /api/stats, /api/health. */
 import { Router, type Request } from 'express';
 import { redact } from '../../lib/bootstrap';
+import { postgresCheck, runChecks, temporalCheck } from '../../lib/dependency-checks';
 import type { JsonObject, StoredTransition } from '../../lib/domain/intents';
 import { intentErrors, intentWorkflowId } from '../../lib/domain/intents';
 import { sessionErrors } from '../../lib/domain/sessions';
@@ -162,18 +163,12 @@ export function omlRouter({ intents, store, sessions, keys, pool, client, databa
     res.json(await store.stats(principalOf(res).bounds));
   });
 
+  // Each check within its own deadline, as /readyz: an answer in about LIMITS.readinessCheckMs whatever is down.
   route(r, keys, omlHealth, async (_req, res) => {
-    const [database, temporal] = await Promise.all([
-      pool.query('SELECT 1').then(
-        () => 'ok',
-        (e: Error) => e.message,
-      ),
-      client.connection.workflowService.getSystemInfo({}).then(
-        () => 'ok',
-        (e: Error) => e.message,
-      ),
-    ]);
-    res.json({ status: database === 'ok' && temporal === 'ok' ? 'ok' : 'degraded', database, temporal, db_path: redact(databaseUrl), read_only: readOnly });
+    const ms = LIMITS.readinessCheckMs;
+    const { checks, timedOut } = await runChecks({ database: postgresCheck(pool, (reason) => reason), temporal: temporalCheck(client, ms, (reason) => reason) }, ms);
+    const { database, temporal } = checks;
+    res.json({ status: database === 'ok' && temporal === 'ok' ? 'ok' : 'degraded', database, temporal, timed_out: timedOut, db_path: redact(databaseUrl), read_only: readOnly });
   });
 
   route(r, keys, getIntent, async (req, res) => {

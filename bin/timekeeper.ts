@@ -1,8 +1,8 @@
 /**
  * The `timekeeper` command: the jobs people do in a terminal, all through the typed HTTP
  * client (api/client.ts) against TIMEKEEPER_URL with TIMEKEEPER_API_KEY (lib/config.ts
- * clientSettings), except `intents repair`, an operator's command that talks to Temporal and
- * PostgreSQL as the worker does (it ends workflow runs, which no API key may do). `--json` on any command prints machine-readable output; `--help` on any
+ * clientSettings), except `intents repair` and `seal-secrets`, operator commands that talk to Temporal and
+ * PostgreSQL as the worker does (ending workflow runs, sealing stored secrets: no API key may do either). `--json` on any command prints machine-readable output; `--help` on any
  * command explains it. Exit codes: 0 ok, 1 a refusal or a broken chain, 2 the server
  * cannot be reached or the input cannot be read.
  */
@@ -13,7 +13,9 @@ import YAML from 'yaml';
 import { TimekeeperApiError, TimekeeperClient } from '../api/client';
 import { Client, Connection } from '@temporalio/client';
 import { IntentClient } from '../clients/intents';
-import { clientSettings, loadConfig } from '../lib/config';
+import { TaskClient } from '../clients/tasks';
+import { clientSettings, loadConfig, taskRunQueues } from '../lib/config';
+import { taskSecretsOf } from '../lib/secrets-key';
 import { createPool } from '../lib/db';
 import { LIMITS } from '../lib/domain/limits';
 import { verifyChain, type ChainEvent } from '../lib/hash-chain';
@@ -372,6 +374,30 @@ for (const action of ['pause', 'resume'] as const) {
       out(`${r.body.task_id}: ${r.body.status}${r.body.next_run ? `, next run ${r.body.next_run}` : ''}`);
     });
 }
+
+program
+  .command('seal-secrets')
+  .description(
+    'seal the HMAC secrets (webhook agent, deliveries, alert) that tasks stored before sealing existed still hold in clear: ' +
+      'each such task gets a new version with the same definition, its secrets sealed under SECRETS_KEY, sent to its scheduler. ' +
+      'Older history rows and past workflow histories keep the clear values (append-only): rotate those secrets. ' +
+      'An operator command: it talks to Temporal and PostgreSQL directly with the configuration the worker uses ' +
+      '(TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE, APP_DATABASE_URL or DATABASE_URL, SECRETS_KEY or DATA_DIR)',
+  )
+  .action(async (_o: unknown, cmd: Command) => {
+    const config = loadConfig(process.env);
+    const connection = await Connection.connect({ address: config.temporalAddress });
+    const pool = createPool(config.appDatabaseUrl);
+    try {
+      const tasks = new TaskClient({ client: new Client({ connection, namespace: config.temporalNamespace }), pool, taskQueue: config.taskQueue, runQueues: taskRunQueues(config) });
+      const sealed = await tasks.sealPlainSecrets(taskSecretsOf(config));
+      if (globals(cmd).json) return printJson({ sealed });
+      out(`${sealed.length} task(s) had secrets in clear, now sealed${sealed.length ? `: ${sealed.join(', ')}` : ''}`);
+    } finally {
+      await pool.end();
+      await connection.close();
+    }
+  });
 
 program
   .command('preview')

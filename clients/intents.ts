@@ -105,6 +105,14 @@ export class IntentClient {
   private readonly store: IntentStore;
   private readonly sessions: SessionStore;
   private readonly databaseInstance: () => Promise<string>;
+  /** Keyed requests being written by this process, by transition id (shared()). */
+  private readonly inFlight = new Map<string, Promise<IntentWrite>>();
+  private waitingTwins = 0;
+
+  /** How many keyed requests wait for a twin in flight in this process (shared()), for tests and diagnostics. */
+  get retriesWaitingForTwins(): number {
+    return this.waitingTwins;
+  }
 
   /** The client as the configuration sets it up (the API, the worker process's reconcile sweep, tests). */
   static fromConfig(
@@ -141,11 +149,17 @@ export class IntentClient {
 
   /** create, answering a repeat of a stored create with that create's transition (`deduplicated`). */
   async createOnce(input: CreateIntentInput, opts: RequestOptions = {}): Promise<IntentWrite> {
-    const transitionId = opts.idempotencyKey !== undefined ? requestTransitionId(input.eventId, 'create', opts.idempotencyKey) : randomUUID();
-    const req: TransitionRequest = { transitionId, to: input.status ?? IntentStatus.Requested, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}), ...requestIdPart() };
-    const problem = transitionRequestProblem(req);
-    if (problem) throw problem;
-    const header: IntentHeader = {
+    if (opts.idempotencyKey === undefined) return this.createNow(input, randomUUID());
+    const transitionId = requestTransitionId(input.eventId, 'create', opts.idempotencyKey);
+    return this.shared(transitionId, () => this.createNow(input, transitionId), (t) => sameCreate(t, this.headerOf(input), this.requestOf(transitionId, input)));
+  }
+
+  private requestOf(transitionId: string, input: { status?: IntentStatus; data?: JsonObject; note?: string }): TransitionRequest {
+    return { transitionId, to: input.status ?? IntentStatus.Requested, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}), ...requestIdPart() };
+  }
+
+  private headerOf(input: CreateIntentInput): IntentHeader {
+    return {
       event_id: input.eventId,
       domain: input.domain,
       action: input.action,
@@ -155,6 +169,37 @@ export class IntentClient {
       ttl_s: this.ttlFor(input.domain, input.ttlS),
       ...(input.agentId ? { agent_id: input.agentId } : {}),
     };
+  }
+
+  /**
+   * A keyed request (an Idempotency-Key) whose twin (the same key, so the same transition id)
+   * is in flight in this process waits for the twin's answer and answers it, deduplicated,
+   * if its body asks for the same (`same` throws otherwise: 409). Without this a retry sent
+   * while the first attempt was still being written went to the workflow too, was answered
+   * the stored transition and said deduplicated: false (issue 16). A twin that failed leaves
+   * the retry to make its own attempt.
+   */
+  private async shared<T extends IntentWrite>(transitionId: string, run: () => Promise<T>, same: (t: StoredTransition) => StoredTransition): Promise<T> {
+    const twin = this.inFlight.get(transitionId) as Promise<T> | undefined;
+    if (twin) {
+      this.waitingTwins++;
+      const first = await twin.catch(() => undefined).finally(() => this.waitingTwins--);
+      if (first) return { ...first, transition: same(first.transition), deduplicated: true };
+    }
+    const p = run();
+    this.inFlight.set(transitionId, p);
+    try {
+      return await p;
+    } finally {
+      if (this.inFlight.get(transitionId) === p) this.inFlight.delete(transitionId);
+    }
+  }
+
+  private async createNow(input: CreateIntentInput, transitionId: string): Promise<IntentWrite> {
+    const req = this.requestOf(transitionId, input);
+    const problem = transitionRequestProblem(req);
+    if (problem) throw problem;
+    const header = this.headerOf(input);
     const unstorable = headerProblem(header);
     if (unstorable) throw unstorable;
     // Fast refusals before a workflow is started; the writer checks all of them again under its locks.
@@ -200,9 +245,13 @@ export class IntentClient {
    * transition into an error. A repeat of a stored request answers it (`deduplicated`).
    */
   async transitionOnce(eventId: string, input: TransitionInput, opts: RequestOptions = {}): Promise<IntentTransitionWrite> {
-    const keyed = opts.idempotencyKey !== undefined;
-    const transitionId = keyed ? requestTransitionId(eventId, 'transition', opts.idempotencyKey!) : randomUUID();
-    const req: TransitionRequest = { transitionId, to: input.status, data: input.data ?? {}, ...(input.note !== undefined ? { note: input.note } : {}), ...requestIdPart() };
+    if (opts.idempotencyKey === undefined) return this.transitionNow(eventId, input, randomUUID(), false);
+    const transitionId = requestTransitionId(eventId, 'transition', opts.idempotencyKey);
+    return this.shared(transitionId, () => this.transitionNow(eventId, input, transitionId, true), (t) => sameTransition(t, eventId, this.requestOf(transitionId, input)));
+  }
+
+  private async transitionNow(eventId: string, input: TransitionInput, transitionId: string, keyed: boolean): Promise<IntentTransitionWrite> {
+    const req = this.requestOf(transitionId, input);
     const problem = transitionRequestProblem(req);
     if (problem) throw problem;
     const [before, mine, head] = await beforeSending(

@@ -19,6 +19,7 @@ import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { TaskAction, manualRunId, runId as runIdOf, schedulerWorkflowId, taskErrors, type TaskDefinition } from '../lib/domain/tasks';
 import { RunStatusKey, TaskIdKey } from '../lib/search-attributes';
 import { TaskStore, type TaskRow } from '../lib/store/tasks';
+import type { TaskSecrets } from '../lib/task-secrets';
 import { OpenRunStore } from '../lib/store/task-runs-open';
 import { RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
 import { domainErrorOf, isDeadline, workflowGone } from './failures';
@@ -71,6 +72,28 @@ export class TaskClient {
       if (!(err instanceof WorkflowNotFoundError)) throw this.classify(err);
     }
     return row;
+  }
+
+  /**
+   * Seals the plain HMAC secrets of every task not deleted whose current definition still holds
+   * some (stored before sealing existed): a new `update` version with the same definition, its
+   * secrets sealed, sent to the scheduler so later runs carry only ciphertext. Returns the ids
+   * of the tasks changed. Older history rows and the histories of past workflows keep the plain
+   * values (append-only): treat those secrets as exposed and rotate them.
+   */
+  async sealPlainSecrets(secrets: TaskSecrets): Promise<string[]> {
+    const sealed: string[] = [];
+    for (let after: string | undefined; ; ) {
+      const page = await this.store.listTasks({ limit: LIMITS.pageMax, afterTaskId: after });
+      for (const t of page) {
+        const d = secrets.sealedPlain(t.definition);
+        if (!d) continue;
+        await this.change(t, TaskAction.Update, d, t.enabled);
+        sealed.push(t.task_id);
+      }
+      if (page.length < LIMITS.pageMax) return sealed;
+      after = page[page.length - 1].task_id;
+    }
   }
 
   /** Runs the task now, with a run id of its own (the article's testing tip); works on a paused task too. */

@@ -10,7 +10,8 @@
  * Sealed form: `sealed:v1:<base64url(iv ‖ tag ‖ ciphertext)>`, with the task id as associated
  * data, so a sealed value moved into another task does not open. Definitions stored before
  * sealing existed carry plain secrets; they are still opened (as they are) and sealed on the
- * task's next change.
+ * task's next change, or at once by `timekeeper tasks seal-secrets` (a new history version with
+ * them sealed; the older rows keep the plain values, the history being append-only: rotate them).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { TaskDefinition } from './domain/tasks';
@@ -84,6 +85,15 @@ export class TaskSecrets {
   forStorage(requested: TaskDefinition, stored?: TaskDefinition): TaskDefinition {
     const kept = new Map(stored ? slots(stored).map(([name, s]) => [name, s.secret]) : []);
     return mapSecrets(requested, (secret, name) => (secret !== undefined ? this.seal(secret, requested.task_id) : kept.get(name)));
+  }
+
+  /**
+   * The definition with each plain secret (stored before sealing existed) sealed, sealed ones
+   * kept as they are; undefined when it holds no plain secret (`timekeeper tasks seal-secrets`).
+   */
+  sealedPlain(d: TaskDefinition): TaskDefinition | undefined {
+    if (!slots(d).some(([, s]) => s.secret !== undefined && !s.secret.startsWith(SEALED))) return undefined;
+    return mapSecrets(d, (secret) => (secret === undefined || secret.startsWith(SEALED) ? secret : this.seal(secret, d.task_id)));
   }
 }
 

@@ -2,7 +2,9 @@
 --
 -- Sessions have carried their agent since 001 (timeline_sessions.agent_id). Tasks carry theirs
 -- in the stored definition (`definition->>'agent_id'`, kept across changes; a follow-up task
--- inherits its parent's), so task_history needs no column: its reads filter on the definition.
+-- inherits its parent's), so task_history needs no column: its reads filter on the newest
+-- definition (no index: a bound key's list walks the task list as an unbound one does and
+-- skips other agents' tasks).
 --
 -- intents.agent_id: set once with the first transition, whose hashed content records it too
 -- (docs/hash-chain.md §9: only when set, so an intent without an owner hashes as before).
@@ -18,6 +20,3 @@ CREATE INDEX intents_agent ON intents (agent_id, created_ts) WHERE agent_id IS N
 ALTER TABLE signals ADD COLUMN agents_exact text[];
 ALTER TABLE signals ADD COLUMN agents_prefixes text[];
 ALTER TABLE signals ADD CONSTRAINT signals_agents_both CHECK ((agents_exact IS NULL) = (agents_prefixes IS NULL));
-
--- A bound key's task list filters on the owner: an expression index over the creation rows.
-CREATE INDEX task_history_agent ON task_history ((definition->>'agent_id'), task_id) WHERE version = 1;

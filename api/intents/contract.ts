@@ -257,12 +257,14 @@ export const omlHealth = defineRoute({
   path: '/api/health',
   tag: 'intents',
   summary: 'Service, database and Temporal status, and the database URL without secrets (OML health)',
+  description: 'Each check answers within its own deadline (LIMITS.readinessCheckMs, 800 ms), as /readyz: a check that passed it reads "timed out after 800 ms" and is named in `timed_out`.',
   scopes: Operation.Public,
   responses: {
     200: z.object({
       status: z.enum(['ok', 'degraded']),
       database: z.string(),
       temporal: z.string(),
+      timed_out: z.array(z.enum(['database', 'temporal'])).describe('the checks whose deadline (800 ms each, as /readyz) passed'),
       db_path: z.string().describe('the event database URL, password removed'),
       read_only: z.boolean(),
     }),

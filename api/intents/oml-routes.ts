@@ -1,11 +1,12 @@
 /** The OML-compatible intent routes: /api/events*, /api/stats, /api/health. */
 import { Router, type Request } from 'express';
 import { redact } from '../../lib/bootstrap';
+import { postgresCheck, runChecks, temporalCheck } from '../../lib/dependency-checks';
 import type { JsonObject, StoredTransition } from '../../lib/domain/intents';
 import { intentErrors, intentWorkflowId } from '../../lib/domain/intents';
 import { sessionErrors } from '../../lib/domain/sessions';
 import type { SessionStore } from '../../lib/store/sessions';
-import { DomainError } from '../../lib/domain/errors';
+import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import { IDEMPOTENCY_KEY_RE, IDEMPOTENCY_KEY_RULE } from '../../lib/domain/sessions';
 import { intentOfCreation, type IntentRow } from '../../lib/store/intents';
@@ -108,7 +109,7 @@ export function omlRouter({ intents, store, sessions, keys, pool, client, databa
       // A linked session takes every transition into its chain: a bound key may link only its own sessions.
       if (b.session_id && principal.bounds) await sessionWithin(sessions, b.session_id, principal);
       const { transition: t, deduplicated } = await admission.run('write', `intent ${b.event_id}`, () =>
-        intents.createOnce(
+        withinDedupe(principal, intents.createOnce(
           {
         eventId: b.event_id,
         domain: b.domain,
@@ -123,7 +124,7 @@ export function omlRouter({ intents, store, sessions, keys, pool, client, databa
         agentId,
           },
           { idempotencyKey },
-        ),
+        )),
       );
       // The intent as this create stored it, from its first transition: no read-back (a PATCH racing
       // the answer may already have moved it on; GET shows that). A repeat gets the same answer, 200.
@@ -162,18 +163,12 @@ export function omlRouter({ intents, store, sessions, keys, pool, client, databa
     res.json(await store.stats(principalOf(res).bounds));
   });
 
+  // Each check within its own deadline, as /readyz: an answer in about LIMITS.readinessCheckMs whatever is down.
   route(r, keys, omlHealth, async (_req, res) => {
-    const [database, temporal] = await Promise.all([
-      pool.query('SELECT 1').then(
-        () => 'ok',
-        (e: Error) => e.message,
-      ),
-      client.connection.workflowService.getSystemInfo({}).then(
-        () => 'ok',
-        (e: Error) => e.message,
-      ),
-    ]);
-    res.json({ status: database === 'ok' && temporal === 'ok' ? 'ok' : 'degraded', database, temporal, db_path: redact(databaseUrl), read_only: readOnly });
+    const ms = LIMITS.readinessCheckMs;
+    const { checks, timedOut } = await runChecks({ database: postgresCheck(pool, (reason) => reason), temporal: temporalCheck(client, ms, (reason) => reason) }, ms);
+    const { database, temporal } = checks;
+    res.json({ status: database === 'ok' && temporal === 'ok' ? 'ok' : 'degraded', database, temporal, timed_out: timedOut, db_path: redact(databaseUrl), read_only: readOnly });
   });
 
   route(r, keys, getIntent, async (req, res) => {
@@ -219,6 +214,24 @@ export function omlRouter({ intents, store, sessions, keys, pool, client, databa
     res.type('application/octet-stream');
     res.sendFile(file, { dotfiles: 'allow' });
   });
+
+  /**
+   * A dedupe_key held by another agent's intent is still refused (the keys are instance-wide),
+   * but a bound key is not told which intent holds it, nor its result.
+   */
+  async function withinDedupe<T>(p: Principal, write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } catch (err) {
+      const holder = err instanceof DomainError && err.code === ErrorCode.DuplicateIntent ? (err.extra?.existing as { event_id?: string } | undefined)?.event_id : undefined;
+      if (!p.bounds || holder === undefined) throw err;
+      const row = await store.get(holder);
+      if (row && mayAccess(p, row.agent_id)) throw err;
+      throw DomainError.field(ErrorCode.DuplicateIntent, 'dedupe_key', "already used by another agent's intent").withMessage(
+        "this dedupe_key is held by an intent outside the agents this key is bound to; nothing was written",
+      );
+    }
+  }
 
   return r;
 }

@@ -15,6 +15,7 @@ import type { Pool } from 'pg';
 import { LIMITS } from '../../lib/domain/limits';
 import { WorkerHeartbeatStore } from '../../lib/store/worker-heartbeats';
 import { workerPolling } from '../../lib/temporal';
+import { postgresCheck, reasonOf as reason, runChecks, temporalCheck, TIMED_OUT, type Check } from '../../lib/dependency-checks';
 
 export interface ReadinessDeps {
   client: Client;
@@ -32,35 +33,12 @@ export interface Readiness {
   timedOut: string[];
 }
 
-const reason = (e: unknown) => (e as Error)?.message || String(e);
-const TIMED_OUT = Symbol('timed out');
-/** gRPC DEADLINE_EXCEEDED (status 4): the call's own deadline, the same as ours. */
-const isDeadline = (e: unknown) => (e as { code?: unknown })?.code === 4;
-
-/** `p`, or TIMED_OUT once `ms` have passed (the work itself goes on, bounded by its own timeouts). */
-function within<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
-}
-
 export async function readiness(d: ReadinessDeps): Promise<Readiness> {
   const ms = d.checkMs ?? LIMITS.readinessCheckMs;
   const heartbeats = new WorkerHeartbeatStore(d.pool);
-  const checks: Record<string, () => Promise<string | typeof TIMED_OUT>> = {
-    postgres: () =>
-      d.pool.query('SELECT 1').then(
-        () => 'ok',
-        (e) => `not reachable: ${reason(e)}`,
-      ),
-    // The gRPC call gets the deadline too, so a hung server does not keep calls open behind the answer.
-    temporal: () =>
-      d.client.connection.withDeadline(Date.now() + ms, () => d.client.connection.workflowService.getSystemInfo({})).then(
-        () => 'ok',
-        (e) => (isDeadline(e) ? TIMED_OUT : `not reachable: ${reason(e)}`),
-      ),
+  const checks: Record<string, Check> = {
+    postgres: postgresCheck(d.pool),
+    temporal: temporalCheck(d.client, ms),
     worker: async () => {
       const [beat, polling] = await Promise.all([
         heartbeats.freshness(d.taskQueue, LIMITS.workerHeartbeatFreshMs).then(
@@ -78,14 +56,6 @@ export async function readiness(d: ReadinessDeps): Promise<Readiness> {
       return /DEADLINE_EXCEEDED/.test(polling) ? TIMED_OUT : polling;
     },
   };
-  const names = Object.keys(checks);
-  const results = await Promise.all(names.map((n) => within(checks[n](), ms)));
-  const out: Record<string, string> = {};
-  const timedOut: string[] = [];
-  names.forEach((n, i) => {
-    const r = results[i];
-    if (r === TIMED_OUT) timedOut.push(n);
-    out[n] = r === TIMED_OUT ? `timed out after ${ms} ms` : r;
-  });
+  const { checks: out, timedOut } = await runChecks(checks, ms);
   return { ready: Object.values(out).every((v) => v === 'ok'), checks: out, timedOut };
 }

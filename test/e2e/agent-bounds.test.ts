@@ -306,6 +306,18 @@ describe('bounds in detail', () => {
     expect((await sys.pool.query('SELECT 1 FROM intents WHERE event_id = $1', [`KB-LINK-${sfx}`])).rowCount).toBe(0);
   });
 
+  test("a dedupe_key held by another agent's intent is refused without naming that intent or its data", async () => {
+    const dk = `kb-dk-${sfx}`;
+    const held = await as('admin').raw('POST', '/api/events', { body: { event_id: `KB-DK-B-${sfx}`, domain: 'kb', action: 'x', dedupe_key: dk, data: { secret_plan: 'b-only' }, agent_id: 'agent-b' } });
+    expect(held.status).toBe(201);
+    const r = await as('a').raw('POST', '/api/events', { body: { event_id: `KB-DK-A-${sfx}`, domain: 'kb', action: 'x', dedupe_key: dk } });
+    expect({ status: r.status, field: (r.body as { errors: { field: string }[] }).errors[0].field }).toEqual({ status: 409, field: 'dedupe_key' });
+    expect(JSON.stringify(r.body)).not.toMatch(/KB-DK-B|b-only/);
+    // The holder's own agent hears which intent holds it, as before.
+    const mine = await as('admin').raw('POST', '/api/events', { body: { event_id: `KB-DK-B2-${sfx}`, domain: 'kb', action: 'x', dedupe_key: dk, agent_id: 'agent-b' } });
+    expect(JSON.stringify(mine.body)).toContain(`KB-DK-B-${sfx}`);
+  });
+
   test("a bound key's signal reaches only its agents' tasks, now and when a scheduler catches up", async () => {
     const r = await as('a').raw('POST', '/v1/signals', { body: { name: listenName, signal_id: `kb-sig-a-${sfx}` } });
     expect(r.status).toBe(202);

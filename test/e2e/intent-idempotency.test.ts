@@ -7,7 +7,10 @@
  *     stored the transition (a TCP proxy between the API's pool and the database, cut while
  *     the writer waits on the intent's lock) still answers 200 with the stored transition;
  *   - a PATCH that times out without a worker says may_be_stored, and its retry with the
- *     same key, once a worker runs, is the success it was.
+ *     same key, once a worker runs, is the success it was;
+ *   - a keyed retry that arrives while the first attempt is still being written (the writer
+ *     held on the intent's lock) waits for it and answers its answer, deduplicated (a
+ *     transition's retry said deduplicated: false before; this test then fails).
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -17,6 +20,8 @@ import { createApp } from '../../api/app';
 import { loadKeyStore } from '../../api/auth';
 import { TimekeeperClient } from '../../api/client';
 import type { CreateIntentBody } from '../../api/intents/client-helpers';
+import { IntentClient } from '../../clients/intents';
+import { intentWorkflowId } from '../../lib/domain/intents';
 import { createPool } from '../../lib/db';
 import { refusal, startTestSystem, TestSystem, testEnv } from '../support/system';
 
@@ -128,6 +133,93 @@ describe('transitions', () => {
     expect(retry.status).toBe(200);
     expect(retry.body).toMatchObject({ status: 'done', seq: 2 });
     expect(await rows(id)).toBe(2);
+  });
+});
+
+/** Holds the intent writer's lock until `release`; resolves once a writer waits on it. */
+async function holdWriterLock(id: string): Promise<{ writerWaiting: () => Promise<void>; release: () => Promise<void> }> {
+  const holder = await sys.ownerPool.connect();
+  await holder.query('BEGIN');
+  await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`intent:${id}`]);
+  return {
+    async writerWaiting() {
+      for (let waited = 0; ; waited += 50) {
+        const { rows: w } = await sys.ownerPool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+        if (w[0].n > 0) return;
+        if (waited > 15_000) throw new Error('the writer never waited on the intent lock');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async release() {
+      await holder.query('COMMIT').finally(() => holder.release());
+    },
+  };
+}
+
+describe('a keyed retry while the first attempt is mid-flight', () => {
+  // A deadline longer than the lock is held (the suite's 2 s would turn the wait into a 503).
+  const intents = () => IntentClient.fromConfig(sys.client, sys.pool, { ...sys.config, writeTimeoutMs: 30_000 });
+
+  /** Updates the intent's workflow accepted (a retry that went to the workflow is one more). */
+  async function acceptedUpdates(id: string): Promise<number> {
+    const h = await sys.client.workflow.getHandle(intentWorkflowId(id)).fetchHistory();
+    return (h.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+  }
+  /** The retry is in flight for sure: waiting for its twin in the client, or (as before the fix) sent to the workflow too. */
+  async function retryInFlight(client: IntentClient, id: string, sentBefore: number): Promise<void> {
+    for (let waited = 0; client.retriesWaitingForTwins === 0 && (await acceptedUpdates(id)) <= sentBefore; waited += 50) {
+      if (waited > 15_000) throw new Error('the retry never got in flight');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  test('a transition: the retry waits and answers the first answer, deduplicated; one row; another body under the key is 409', async () => {
+    const id = uid('IDEM-MID');
+    await sys.tk.call('createIntent', { body: body(id) });
+    const client = intents();
+    const lock = await holdWriterLock(id);
+    let first: ReturnType<IntentClient['transitionOnce']>;
+    let retry: ReturnType<IntentClient['transitionOnce']>;
+    let other: Promise<unknown>;
+    try {
+      first = client.transitionOnce(id, { status: 'done', note: 'sent' }, { idempotencyKey: 'mid-1' });
+      await lock.writerWaiting();
+      const sent = await acceptedUpdates(id);
+      retry = client.transitionOnce(id, { status: 'done', note: 'sent' }, { idempotencyKey: 'mid-1' });
+      await retryInFlight(client, id, sent);
+      other = client.transitionOnce(id, { status: 'done', note: 'other' }, { idempotencyKey: 'mid-1' }).catch((e: unknown) => e);
+    } finally {
+      await lock.release();
+    }
+    const [a, b] = await Promise.all([first, retry]);
+    expect(a.deduplicated).toBe(false);
+    expect(b.deduplicated).toBe(true);
+    expect(b.transition).toEqual(a.transition);
+    expect(await other).toMatchObject({ code: 'idempotency_key_reused' });
+    expect(await rows(id)).toBe(2);
+  });
+
+  // Creates were answered so before too (the retry's start finds the running workflow and asks it for its creation).
+  test('a create: the retry waits and answers the first answer, deduplicated; one intent', async () => {
+    const id = uid('IDEM-MIDC');
+    const client = intents();
+    const lock = await holdWriterLock(id);
+    const input = { eventId: id, domain: 'idem', action: 'send-report', data: { n: 1 } };
+    let first: ReturnType<IntentClient['createOnce']>;
+    let retry: ReturnType<IntentClient['createOnce']>;
+    try {
+      first = client.createOnce(input, { idempotencyKey: 'mid-c' });
+      await lock.writerWaiting();
+      const sent = await acceptedUpdates(id);
+      retry = client.createOnce(input, { idempotencyKey: 'mid-c' });
+      await retryInFlight(client, id, sent);
+    } finally {
+      await lock.release();
+    }
+    const [a, b] = await Promise.all([first, retry]);
+    expect([a.deduplicated, b.deduplicated]).toEqual([false, true]);
+    expect(b.transition).toEqual(a.transition);
+    expect(await rows(id)).toBe(1);
   });
 });
 

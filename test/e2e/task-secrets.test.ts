@@ -7,7 +7,10 @@
  */
 import { createHmac } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
+import { TaskClient } from '../../clients/tasks';
+import { taskRunQueues } from '../../lib/config';
 import { schedulerWorkflowId } from '../../lib/domain/tasks';
+import { taskSecretsOf } from '../../lib/secrets-key';
 import { eventually, fakeServers, protocolAnswer, type Received } from '../support/fake-services';
 import { refusal, startTestSystem, TestSystem, uniqueTaskId } from '../support/system';
 
@@ -117,6 +120,30 @@ test('the alert is signed with its sealed secret when a run fails for good', asy
   expect(JSON.parse(got.body)).toMatchObject({ event: 'task_run_failed', task_id: id });
   expect(signed(ALERT_SECRET, got)).toBe(true);
   for (const h of await Promise.all([schedulerWorkflowId(id), run.run_id].map(historyText))) expect(h).not.toContain(ALERT_SECRET);
+});
+
+test('timekeeper seal-secrets: a secret stored in clear (before sealing existed) is sealed in a new version and still signs; a second pass changes nothing', async () => {
+  const agent = await servers.start((r) => ({ body: protocolAnswer(JSON.parse(r.body).task_id) }));
+  const id = uniqueTaskId('oldsecret');
+  await sys.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 3600 }, enabled: false, agent: { type: 'webhook', url: agent.url, prompt_template: 'go', secret: AGENT_SECRET } });
+  // The row an older version stored: the same definition with the secret in clear (as the runtime role may insert it).
+  const stored = (await sys.pool.query('SELECT definition FROM task_history WHERE task_id = $1 AND version = 1', [id])).rows[0].definition;
+  const OLD = 'old-clear-secret-5e19b2';
+  await sys.pool.query("INSERT INTO task_history (task_id, version, action, definition, enabled) VALUES ($1, 2, 'update', $2, false)", [id, { ...stored, agent: { ...stored.agent, secret: OLD } }]);
+
+  const c = sys.config;
+  const tasks = new TaskClient({ client: sys.client, pool: sys.pool, taskQueue: c.taskQueue, runQueues: taskRunQueues(c) });
+  const secrets = taskSecretsOf(c);
+  expect(await tasks.sealPlainSecrets(secrets)).toContain(id);
+  const newest = (await sys.pool.query('SELECT version, action, definition FROM task_history WHERE task_id = $1 ORDER BY version DESC LIMIT 1', [id])).rows[0];
+  expect({ version: newest.version, action: newest.action, sealed: newest.definition.agent.secret.startsWith('sealed:v1:') }).toEqual({ version: 3, action: 'update', sealed: true });
+  expect(secrets.open(newest.definition.agent.secret, id)).toBe(OLD);
+  expect(await tasks.sealPlainSecrets(secrets)).not.toContain(id);
+
+  const run = await sys.tk.tasks.trigger(id);
+  expect((await finishedRun(run.run_id)).status).toBe('success');
+  expect(signed(OLD, agent.received[0])).toBe(true);
+  for (const h of await Promise.all([run.run_id].map(historyText))) expect(h).not.toContain(OLD);
 });
 
 test.each([

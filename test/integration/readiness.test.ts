@@ -3,7 +3,8 @@
  *   - a worker process killed with SIGKILL is noticed within 10 s (its heartbeat row stops;
  *     the task queue's pollers stayed listed for 121 s before), and a new worker makes it ready again;
  *   - with Temporal hung (a private dev server stopped with SIGSTOP) /readyz still answers
- *     within about a second, postgres still "ok", temporal and worker named as timed out.
+ *     within about a second, postgres still "ok", temporal and worker named as timed out;
+ *     OML's /api/health too (database "ok", temporal timed out, `timed_out: ["temporal"]`).
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -95,6 +96,18 @@ test('with Temporal hung, /readyz answers within about a second and names the ch
       expect(a.ms).toBeLessThan(LIMITS.readinessCheckMs + 1_500);
     }
     console.log(`/readyz with Temporal hung answered in ${answers.map((a) => Math.round(a.ms)).join(', ')} ms`);
+    // OML's /api/health: the same deadline per check (before, it waited for the hung server).
+    const t0 = performance.now();
+    const h = await fetch(`${base}/api/health`);
+    const health = (await h.json()) as { status: string; database: string; temporal: string; timed_out: string[] };
+    expect({ http: h.status, ...health }).toMatchObject({
+      http: 200,
+      status: 'degraded',
+      database: 'ok',
+      temporal: `timed out after ${LIMITS.readinessCheckMs} ms`,
+      timed_out: ['temporal'],
+    });
+    console.log(`/api/health with Temporal hung answered in ${Math.round(performance.now() - t0)} ms`);
   } finally {
     dev.process.kill('SIGCONT');
     await new Promise<void>((r) => {

@@ -111,6 +111,19 @@ test('sessions and timeline, as text and as JSON', async () => {
   expect(tlText.stdout).toContain('"input":"line 1"');
 });
 
+test('sessions lists newest first, as it says; --oldest the other way; a full page prints the --cursor of the next', async () => {
+  const older = await session(0);
+  const newer = await session(0);
+  const rows = (stdout: string) => stdout.split('\n').map((l) => l.split(/\s+/)[0]).filter((x) => x === older || x === newer);
+  expect(rows((await cli(['sessions', '--agent', AGENT, '--limit', '200'])).stdout)).toEqual([newer, older]);
+  expect(rows((await cli(['sessions', '--agent', AGENT, '--limit', '200', '--oldest'])).stdout)).toEqual([older, newer]);
+  const first = await cli(['sessions', '--agent', AGENT, '--limit', '1']);
+  expect(rows(first.stdout)).toEqual([newer]);
+  const cursor = /\(more: --cursor (\S+)\)/.exec(first.stdout)?.[1];
+  expect(cursor).toBeDefined();
+  expect(rows((await cli(['sessions', '--agent', AGENT, '--limit', '1', '--cursor', cursor!])).stdout)).toEqual([older]);
+});
+
 test('verify: ok for a good chain, non-zero exit naming the seq for a tampered one; --all covers every session (of an agent)', async () => {
   const good = await session(3);
   const bad = await session(3);

@@ -103,8 +103,12 @@ export function taskForm(current?: TaskDetail): Node {
     if (t === 'interval') return { ...keep, type: 'interval', every_s: every.value === '' ? undefined : Number(every.value) };
     if (t === 'at') {
       const iso = localToIso(at.value);
-      if (!iso) errors.at('trigger.at', 'is required: a date and time');
-      return iso ? { type: 'at', at: iso } : undefined;
+      if (!iso) {
+        errors.at('trigger.at', 'is required: a date and time');
+        return undefined;
+      }
+      // The same instant as stored stays as stored: sent again, a past `at` would be refused.
+      return trig.type === 'at' && Date.parse(String(trig.at)) === Date.parse(iso) ? trig : { type: 'at', at: iso };
     }
     const p = parseJson(errors, 'trigger', triggerJson.value);
     return p.ok ? (p.value as Json) : undefined;

@@ -17,7 +17,8 @@
  *           once, one in seven paused, one in ten tagged `ops`) and runs (a running and a success
  *           row each) spread over the first thousand tasks. No workflows run for them: the list
  *           reads only PostgreSQL.
- *   list    --lists GET /v1/tasks?limit=50 one after another, walking the pages by next_cursor
+ *   list    --lists GET /v1/tasks?limit=50 one after another in each order (newest, the default,
+ *           and id), walking the pages by next_cursor
  *           (wrapping at the end), then as many with each filter (status=success, tag=ops,
  *           enabled=false): latency p50/p99. The floor: the same page's SELECT
  *           (what lib/store/tasks.ts listTasks sends), timed from this process on its own
@@ -29,6 +30,7 @@ import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { CallRequest } from '../api/client';
+import { decodeKeyset } from '../lib/keyset';
 import { configureLogger } from '../lib/log';
 import { startFaultRig } from '../test/support/fault-rig';
 import { floorWorkflow } from './floor/workflow';
@@ -161,25 +163,31 @@ async function main() {
       ['tag=ops', { tag: 'ops' }],
       ['enabled=false', { enabled: 'false' }],
     ];
-    console.log(`\nlist (limit 50, pages walked by next_cursor; load ${load()})`);
-    console.log(LATENCY_HEADER);
-    for (const [label, filter] of variants) {
-      const api = new Series();
-      const sql = new Series();
-      let cursor: string | undefined;
-      for (let i = 0; i < opts.lists; i++) {
-        const page = await timed(api, 'list', () => tk.call('listTasks', { query: { ...filter, limit: 50, cursor } as never }));
-        // The floor: the same page as the store asks for it (lib/store/tasks.ts listTasks), on the bench's own connection.
-        await timed(sql, 'select', () =>
-          db.query(
-            `SELECT * FROM tasks WHERE NOT deleted${filter.status ? ` AND last_run_status = '${filter.status}'` : ''}${filter.tag ? ` AND jsonb_exists(definition->'tags', '${filter.tag}')` : ''}${filter.enabled ? ` AND enabled = ${filter.enabled}` : ''}${cursor ? ' AND task_id > $1' : ''} ORDER BY task_id LIMIT 51`,
-            cursor ? [cursor] : [],
-          ),
-        );
-        cursor = page?.body.next_cursor ?? undefined;
+    for (const order of ['newest', 'id'] as const) {
+      console.log(`\nlist order=${order} (limit 50, pages walked by next_cursor; load ${load()})`);
+      console.log(LATENCY_HEADER);
+      for (const [label, filter] of variants) {
+        const api = new Series();
+        const sql = new Series();
+        let cursor: string | undefined;
+        for (let i = 0; i < opts.lists; i++) {
+          const page = await timed(api, 'list', () => tk.call('listTasks', { query: { ...filter, order, limit: 50, cursor } as never }));
+          // The floor: the same page as the store asks for it (lib/store/tasks.ts listTasks), on the bench's own connection.
+          const where = `NOT deleted${filter.status ? ` AND last_run_status = '${filter.status}'` : ''}${filter.tag ? ` AND jsonb_exists(definition->'tags', '${filter.tag}')` : ''}${filter.enabled ? ` AND enabled = ${filter.enabled}` : ''}`;
+          const key = cursor && order === 'newest' ? decodeKeyset(cursor, ['newest'], () => true) : undefined;
+          await timed(sql, 'select', () =>
+            order === 'id'
+              ? db.query(`SELECT * FROM tasks WHERE ${where}${cursor ? ' AND task_id > $1' : ''} ORDER BY task_id LIMIT 51`, cursor ? [cursor] : [])
+              : db.query(
+                  `SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint AS created_us FROM tasks WHERE ${where}${key ? " AND (created_at, task_id) < (timestamptz 'epoch' + $1::bigint * interval '1 microsecond', $2)" : ''} ORDER BY created_at DESC, task_id DESC LIMIT 51`,
+                  key ? [key.time, key.id] : [],
+                ),
+          );
+          cursor = page?.body.next_cursor ?? undefined;
+        }
+        console.log(row(`GET /v1/tasks ${label}`, api));
+        console.log(row(`  floor: its SELECT`, sql));
       }
-      console.log(row(`GET /v1/tasks ${label}`, api));
-      console.log(row(`  floor: its SELECT`, sql));
     }
     console.log(`\nload average at end ${load()}`);
   } finally {

@@ -21,6 +21,7 @@ import { LIMITS } from '../lib/domain/limits';
 import { verifyChain, type ChainEvent } from '../lib/hash-chain';
 import { TASK_STATUSES, type TaskStatus } from '../lib/domain/tasks';
 import { runWitness, type WitnessCliOptions } from './witness';
+import { TASK_LIST_ORDERS, type TaskListOrder } from '../lib/domain/list-order';
 
 class CliError extends Error {
   constructor(
@@ -116,15 +117,19 @@ program
   .option('--agent <agent_id>', 'only this agent')
   .option('--channel <channel>', 'only this channel')
   .option('--limit <n>', 'at most this many', '50')
-  .action(async (o: { status?: 'open' | 'archived'; agent?: string; channel?: string; limit: string }, cmd: Command) => {
-    const r = await client(cmd).listSessions({ status: o.status, agent_id: o.agent, channel: o.channel, limit: o.limit });
+  .option('--oldest', 'oldest first instead')
+  .option('--cursor <cursor>', 'the next page (printed under a full page)')
+  .action(async (o: { status?: 'open' | 'archived'; agent?: string; channel?: string; limit: string; oldest?: boolean; cursor?: string }, cmd: Command) => {
+    // A cursor continues the order it was printed in.
+    const order = o.cursor ? undefined : o.oldest ? 'oldest' : 'newest';
+    const r = await client(cmd).listSessions({ status: o.status, agent_id: o.agent, channel: o.channel, limit: o.limit, order, cursor: o.cursor });
     if (globals(cmd).json) return printJson(r);
     if (r.sessions.length === 0) return out('no sessions');
     table([
       ['SESSION', 'STATUS', 'AGENT', 'CHANNEL', 'EVENTS', 'CREATED', 'HEAD'],
       ...r.sessions.map((s) => [s.session_id, s.status, s.agent_id ?? '-', s.channel ?? '-', String(s.head?.seq ?? 0), iso(s.created_ts), short(s.head?.hash)]),
     ]);
-    if (r.next_cursor) out(`(more: --limit larger than ${o.limit})`);
+    if (r.next_cursor) out(`(more: --cursor ${r.next_cursor})`);
   });
 
 /** Every event of a session, page by page. */
@@ -317,16 +322,18 @@ intentsCmd
 
 program
   .command('tasks')
-  .description('list scheduled tasks with their trigger, next run and last status, one page at a time (ordered by task id)')
+  .description('list scheduled tasks with their trigger, next run and last status, one page at a time, newest first')
   .addOption(new Option('--status <status>', 'only tasks whose newest run has this status (pending: never ran)').choices([...TASK_STATUSES]))
   .option('--tag <tag>', 'only tasks with this tag')
   .addOption(new Option('--enabled <bool>', 'only enabled (true) or paused (false) tasks').choices(['true', 'false']))
   .option('--limit <n>', 'tasks per page', '50')
-  .option('--cursor <task_id>', 'the page after this task id (printed under a full page)')
+  .addOption(new Option('--order <order>', 'newest or oldest by creation time, or id: by task id').choices([...TASK_LIST_ORDERS]).default('newest'))
+  .option('--cursor <cursor>', 'the next page (printed under a full page)')
   .option('--all', 'every page, one request per page')
-  .action(async (o: { status?: TaskStatus; tag?: string; enabled?: 'true' | 'false'; limit: string; cursor?: string; all?: boolean }, cmd: Command) => {
+  .action(async (o: { status?: TaskStatus; tag?: string; enabled?: 'true' | 'false'; order: TaskListOrder; limit: string; cursor?: string; all?: boolean }, cmd: Command) => {
     const tk = client(cmd);
-    const query = { status: o.status, tag: o.tag, enabled: o.enabled, limit: Number(o.limit) };
+    // A cursor continues the order it was printed in.
+    const query = { status: o.status, tag: o.tag, enabled: o.enabled, limit: Number(o.limit), order: o.cursor ? undefined : o.order };
     let page = (await tk.call('listTasks', { query: { ...query, cursor: o.cursor } })).body;
     const tasks = [...page.tasks];
     while (o.all && page.next_cursor) {

@@ -199,8 +199,17 @@ export const listIntents = defineRoute({
     search: z.string().min(1).max(200).optional().describe('substring of the action or of any note'),
     limit: intPart('a limit', 1, LIMITS.intentPageMax).optional(),
     offset: intPart('an offset', 0, 1_000_000).optional(),
+    cursor: z.string().max(1000).optional().describe('next_cursor of the previous page: the intents after it (instead of offset, which shifts as intents arrive)'),
   }),
-  responses: { 200: z.object({ events: z.array(Intent), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }) },
+  responses: {
+    200: z.object({
+      events: z.array(Intent),
+      total: z.number().int(),
+      limit: z.number().int(),
+      offset: z.number().int(),
+      next_cursor: z.string().nullable().describe('pass back as cursor for the next page; null on the last'),
+    }),
+  },
   errors: [400, 401, 403, 503],
 });
 

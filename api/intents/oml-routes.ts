@@ -3,12 +3,13 @@ import { Router, type Request } from 'express';
 import { redact } from '../../lib/bootstrap';
 import { postgresCheck, runChecks, temporalCheck } from '../../lib/dependency-checks';
 import type { JsonObject, StoredTransition } from '../../lib/domain/intents';
-import { intentErrors, intentWorkflowId } from '../../lib/domain/intents';
+import { INTENT_ID_RE, intentErrors, intentWorkflowId } from '../../lib/domain/intents';
 import { sessionErrors } from '../../lib/domain/sessions';
 import type { SessionStore } from '../../lib/store/sessions';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import { IDEMPOTENCY_KEY_RE, IDEMPOTENCY_KEY_RULE } from '../../lib/domain/sessions';
+import { badCursor, decodeKeyset, encodeKeyset } from '../../lib/keyset';
 import { intentOfCreation, type IntentRow } from '../../lib/store/intents';
 import { isMarkdown, listArtifacts as listArtifactFiles, readState, readText, renderMarkdown, resolveArtifact } from '../../lib/workspace';
 import { mayAccess, ownerForCreate, principalOf, requireUnbound, type Principal } from '../auth';
@@ -155,8 +156,15 @@ export function omlRouter({ intents, store, sessions, keys, pool, client, databa
     const q = parse(listIntents.query, queryObject(req));
     const limit = q.limit ?? LIMITS.intentPageDefault;
     const offset = q.offset ?? 0;
-    const { rows, total } = await store.list({ domain: q.domain, bounds: principalOf(res).bounds, status: q.status, tags: q.tags, search: q.search, limit, offset });
-    res.json({ events: rows.map(describeIntent), total, limit, offset });
+    if (q.cursor !== undefined && offset) throw DomainError.validation('cursor', 'cannot be combined with offset: a cursor says where the page starts');
+    const cursor = q.cursor === undefined ? undefined : decodeKeyset(q.cursor, ['newest'], (id) => INTENT_ID_RE.test(id));
+    if (q.cursor !== undefined && !cursor) throw badCursor();
+    const before = cursor && { createdTs: cursor.time, eventId: cursor.id };
+    // One row more than asked: it says whether a next page exists.
+    const { rows, total } = await store.list({ domain: q.domain, bounds: principalOf(res).bounds, status: q.status, tags: q.tags, search: q.search, limit: limit + 1, offset, before });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    res.json({ events: page.map(describeIntent), total, limit, offset, next_cursor: rows.length > limit ? encodeKeyset({ time: last.created_ts, id: last.event_id, order: 'newest' }) : null });
   });
 
   route(r, keys, intentStats, async (_req, res) => {

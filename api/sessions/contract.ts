@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { LIMITS } from '../../lib/domain/limits';
+import { LIST_ORDERS } from '../../lib/domain/list-order';
 import { APPENDABLE_EVENT_TYPES, EVENT_TYPES, TIMELINE_STATUSES } from '../../lib/domain/sessions';
 import { Operation } from '../scopes';
 import { defineRoute, eventIdParam, hash, idempotencyKey, jsonValue, limitParam, plainText, required, seqParam, sessionId, tsParam } from '../contract';
@@ -156,14 +157,15 @@ export const listSessions = defineRoute({
   method: 'get',
   path: '/v1/sessions',
   tag: 'sessions',
-  summary: 'List sessions, oldest first, with cursor paging',
+  summary: 'List sessions, newest first (order=oldest for the other way), with cursor paging',
   scopes: Operation.Read,
   parameterExamples: { status: 'active', limit: 20 },
   query: z.strictObject({
     status: z.enum(TIMELINE_STATUSES).optional(),
     agent_id: plainText(LIMITS.agentIdMaxChars).optional(),
     channel: plainText(LIMITS.channelMaxChars).optional(),
-    cursor: z.string().optional(),
+    order: z.enum(LIST_ORDERS, { error: `must be one of ${LIST_ORDERS.join(', ')}` }).optional().describe('by creation time (created_ts, then session_id); default newest'),
+    cursor: z.string().max(1000).optional().describe('next_cursor of the previous page (it continues that page\'s order)'),
     limit: limitParam(LIMITS.pageMax).optional(),
   }),
   responses: { 200: z.object({ sessions: z.array(Session), next_cursor: z.string().nullable() }) },

@@ -1,8 +1,9 @@
 /** The /v1 session resource API: JSON bodies, cursor paging, problem-details errors. */
 import { Router, type Request } from 'express';
-import { DomainError } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import { EventType, SESSION_ID_RE, sessionErrors, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
+import { DEFAULT_LIST_ORDER, LIST_ORDERS, type ListOrder } from '../../lib/domain/list-order';
+import { badCursor, decodeKeyset, encodeKeyset, pageOrder, type Keyset } from '../../lib/keyset';
 import { TimelineRow, timelineHead } from '../../lib/store/sessions';
 import { jsonBody, parse, queryObject } from '../http';
 import { mayAccess, ownerForCreate, principalOf, type Principal } from '../auth';
@@ -34,19 +35,11 @@ function rawMetadata(req: Request, validated: unknown): { [k: string]: JsonValue
   return validated === undefined ? undefined : (req.body as { metadata: { [k: string]: JsonValue } }).metadata;
 }
 
-function encodeCursor(t: TimelineRow): string {
-  return Buffer.from(JSON.stringify([t.created_ts, t.session_id])).toString('base64url');
-}
-
-function decodeCursor(c: string): { createdTs: number; sessionId: string } {
-  try {
-    const [createdTs, sid] = JSON.parse(Buffer.from(c, 'base64url').toString('utf8'));
-    // Both go to PostgreSQL as a bigint and a session id: anything else would be a 500 there.
-    if (Number.isSafeInteger(createdTs) && createdTs >= 0 && typeof sid === 'string' && SESSION_ID_RE.test(sid)) return { createdTs, sessionId: sid };
-  } catch {
-    /* fall through */
-  }
-  throw DomainError.validation('cursor', 'is not a cursor returned by this endpoint');
+/** Cursors before lists took an order were `[created_ts, session_id]`, issued oldest first. */
+function decodeCursor(c: string): Keyset<ListOrder> {
+  const k = decodeKeyset(c, LIST_ORDERS, (id) => SESSION_ID_RE.test(id), 'oldest');
+  if (!k) throw badCursor();
+  return k;
 }
 
 export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespace, admission }: SessionDeps): Router {
@@ -94,16 +87,20 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
   route(r, keys, listSessions, async (req, res) => {
     const q = parse(listSessions.query, queryObject(req));
     const limit = q.limit ?? LIMITS.pageDefault;
+    const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
+    const order = pageOrder(q.order, cursor, DEFAULT_LIST_ORDER);
     const rows = await store.listTimelines({
       status: q.status,
       agentId: q.agent_id,
       channel: q.channel,
       bounds: principalOf(res).bounds,
-      after: q.cursor ? decodeCursor(q.cursor) : undefined,
+      order,
+      after: cursor ? { createdTs: cursor.time, sessionId: cursor.id } : undefined,
       limit: limit + 1,
     });
     const page = rows.slice(0, limit);
-    res.json({ sessions: page.map(describe), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null });
+    const last = page[page.length - 1];
+    res.json({ sessions: page.map(describe), next_cursor: rows.length > limit ? encodeKeyset({ time: last.created_ts, id: last.session_id, order }) : null });
   });
 
   route(r, keys, getSession, async (req, res) => {

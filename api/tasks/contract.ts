@@ -28,6 +28,7 @@ import { cronProblem } from '../../lib/domain/schedule';
 import { AgentAnswerSchema } from '../../lib/domain/task-answer';
 import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';
 import { DIGEST_DEFAULTS, DIGEST_STATUSES, fileNameProblem } from '../../lib/domain/task-outputs';
+import { TASK_LIST_ORDERS } from '../../lib/domain/list-order';
 import { defineRoute, limitParam, mistyped, plainText, required } from '../contract';
 import { ConditionTriggerSchema, DelayTriggerSchema, SIGNAL_TRIGGER_EXAMPLES } from './trigger-contract';
 import { Operation } from '../scopes';
@@ -393,15 +394,16 @@ export const listTasks = defineRoute({
   method: 'get',
   path: '/v1/tasks',
   tag: 'tasks',
-  summary: 'List tasks (filters: status, tag, enabled, created_by), ordered by task id',
+  summary: 'List tasks (filters: status, tag, enabled, created_by), newest first (order=oldest, or order=id by task id)',
   scopes: Operation.ReadTasks,
   query: z.object({
     status: z.enum(TASK_STATUSES).optional(),
     tag: z.string().max(64).optional(),
     enabled: boolString.optional(),
     created_by: createdBy.optional().describe('only the tasks this agent created'),
+    order: z.enum(TASK_LIST_ORDERS, { error: `must be one of ${TASK_LIST_ORDERS.join(', ')}` }).optional().describe('newest (default) or oldest by creation time, or id: by task id'),
     limit: limitParam(LIMITS.pageMax).optional(),
-    cursor: taskId.optional().describe('next_cursor of the previous page'),
+    cursor: z.string().max(1000).optional().describe('next_cursor of the previous page (it continues that page\'s order; a task id pages by id, as before orders)'),
   }),
   responses: { 200: z.object({ tasks: z.array(Task), next_cursor: z.string().nullable() }) },
   errors: [400, 401, 403, 503],
@@ -503,8 +505,11 @@ export const backfillTask = defineRoute({
   example: { from: '2026-03-02T00:00:00Z', to: '2026-03-06T23:59:59Z' },
 });
 
-/** A page of what belongs to one task (its runs, its stored results), newest first. */
-function ofTask<K extends 'runs' | 'results', T extends z.ZodType>(what: K, summary: string, item: T) {
+const runCursor = { cursor: z.string().max(200).optional().describe('next_cursor of the previous page') };
+const nextCursor = z.string().nullable().describe('pass back as cursor for the next page; null on the last');
+
+/** A page of what belongs to one task (its stored results), newest first. */
+function ofTask<K extends 'results', T extends z.ZodType>(what: K, summary: string, item: T) {
   return defineRoute({
     method: 'get',
     path: `/v1/tasks/:id/${what}` as const,
@@ -519,21 +524,33 @@ function ofTask<K extends 'runs' | 'results', T extends z.ZodType>(what: K, summ
   });
 }
 
-export const listTaskRuns = ofTask('runs', "A task's runs, newest fire time first", Run);
+export const listTaskRuns = defineRoute({
+  method: 'get',
+  path: '/v1/tasks/:id/runs',
+  tag: 'tasks',
+  summary: "A task's runs, newest fire time first, with cursor paging",
+  scopes: Operation.ReadTasks,
+  parameterExamples: { id: 'daily-digest', limit: 20 },
+  params: idPath,
+  query: z.object({ limit: limitParam(LIMITS.pageMax).optional(), ...runCursor }),
+  responses: { 200: z.object({ runs: z.array(Run), next_cursor: nextCursor }) },
+  errors: [400, 401, 403, 404, 503],
+});
 export const listTaskResults = ofTask('results', "The rows a task's `table` delivery stored, one per run, newest first", TaskResult);
 
 export const listRuns = defineRoute({
   method: 'get',
   path: '/v1/runs',
   tag: 'tasks',
-  summary: 'Runs by status; status=needs_attention is the queue of runs that failed for good',
+  summary: 'Runs by status, newest change first, with cursor paging; status=needs_attention is the queue of runs that failed for good',
   scopes: Operation.ReadTasks,
   query: z.object({
     status: z.enum([...RUN_STATUSES, 'needs_attention']).optional(),
     task_id: taskId.optional(),
     limit: limitParam(LIMITS.pageMax).optional(),
+    ...runCursor,
   }),
-  responses: { 200: z.object({ runs: z.array(Run) }) },
+  responses: { 200: z.object({ runs: z.array(Run), next_cursor: nextCursor }) },
   errors: [400, 401, 403, 503],
 });
 

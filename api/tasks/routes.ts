@@ -5,10 +5,12 @@ import { LIMITS } from '../../lib/domain/limits';
 import { agentTaskCountProblem } from '../../lib/agent-task-bounds';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { staggerOffsetS } from '../../lib/domain/stagger';
-import { describeCron, describeTrigger, formatDuration, runId as runIdOf, schedulerWorkflowId, taskErrors, type AgentAnswer, type CronTrigger } from '../../lib/domain/tasks';
+import { TASK_ID_RE, describeCron, describeTrigger, formatDuration, runId as runIdOf, schedulerWorkflowId, taskErrors, type AgentAnswer, type CronTrigger } from '../../lib/domain/tasks';
 import { timeNow as timeNowOf } from '../../lib/domain/time-now';
 import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
-import type { RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
+import type { ListedRun, RunKey, RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
+import { DEFAULT_LIST_ORDER, TASK_LIST_ORDERS, type TaskListOrder } from '../../lib/domain/list-order';
+import { badCursor, decodeKeyset, encodeKeyset, pageOrder, type Keyset } from '../../lib/keyset';
 import type { TaskResultStore } from '../../lib/store/task-results';
 import type { TaskPolicy } from '../../lib/task-policy';
 import { shownDefinition, withoutSecrets, type TaskSecrets } from '../../lib/task-secrets';
@@ -55,6 +57,21 @@ export interface TaskDeps {
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** A task list cursor: ours, or a bare task id (the id order's cursor, as before lists took an order). */
+function taskCursor(c: string): Keyset<TaskListOrder> {
+  const k = decodeKeyset(c, TASK_LIST_ORDERS, (id) => TASK_ID_RE.test(id));
+  if (k) return k;
+  if (TASK_ID_RE.test(c)) return { time: 0, id: c, order: 'id' };
+  throw badCursor();
+}
+
+/** Run lists have one order (newest first); the cursor's order is always that one. */
+function runCursor(c: string): RunKey {
+  const k = decodeKeyset(c, ['newest'], (id) => /^\d{1,19}$/.test(id));
+  if (!k) throw badCursor();
+  return { us: k.time, id: k.id };
+}
 
 export function taskRouter({ tasks, store, results, sessions, keys, policy, secrets, defaults = {} }: TaskDeps): Router {
   const r = Router();
@@ -185,6 +202,13 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
     created_by: x.created_by,
   });
 
+  /** A page of runs fetched with one row more than `limit`: the extra one says a next page exists. */
+  const runPage = (rows: ListedRun[], limit: number) => {
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { runs: page.map(runOf), next_cursor: rows.length > limit ? encodeKeyset({ time: last.key.us, id: last.key.id, order: 'newest' }) : null };
+  };
+
   route(r, keys, createTask, async (req, res) => {
     const { definition, enabled, warnings, createdBy } = definitionOf(jsonBody(req), Date.now(), policy, { created_by: keyAgentId(res) }, defaults);
     if (createdBy && policy.agentBounds) {
@@ -199,9 +223,15 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
   route(r, keys, listTasks, async (req, res) => {
     const q = parse(listTasks.query, queryObject(req));
     const limit = q.limit ?? LIMITS.pageDefault;
-    const rows = await store.listTasks({ status: q.status, tag: q.tag, enabled: q.enabled, createdBy: q.created_by, afterTaskId: q.cursor, bounds: principalOf(res).bounds, limit: limit + 1 });
+    const cursor = q.cursor === undefined ? undefined : taskCursor(q.cursor);
+    const order = pageOrder(q.order, cursor, DEFAULT_LIST_ORDER);
+    const after = cursor && { createdUs: cursor.time, taskId: cursor.id };
+    const rows = await store.listTasks({ status: q.status, tag: q.tag, enabled: q.enabled, createdBy: q.created_by, bounds: principalOf(res).bounds, order, after, limit: limit + 1 });
     const page = rows.slice(0, limit);
-    res.json({ tasks: page.map(describe), next_cursor: rows.length > limit ? page[page.length - 1].task_id : null });
+    const last = page[page.length - 1];
+    // The id order's cursor stays a bare task id, as it was before lists took an order.
+    const next = rows.length <= limit ? null : order === 'id' ? last.task_id : encodeKeyset({ time: last.created_us, id: last.task_id, order });
+    res.json({ tasks: page.map(describe), next_cursor: next });
   });
 
   route(r, keys, getTask, async (req, res) => {
@@ -260,7 +290,8 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
   route(r, keys, listTaskRuns, async (req, res) => {
     const t = await mustExist(idOf(req.params.id), principalOf(res));
     const q = parse(listTaskRuns.query, queryObject(req));
-    res.json({ runs: (await store.runsOfTask(t.task_id, q.limit ?? LIMITS.pageDefault)).map(runOf) });
+    const limit = q.limit ?? LIMITS.pageDefault;
+    res.json(runPage(await store.runsOfTask(t.task_id, limit + 1, q.cursor === undefined ? undefined : runCursor(q.cursor)), limit));
   });
 
   route(r, keys, listTaskResults, async (req, res) => {
@@ -281,7 +312,8 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
 
   route(r, keys, listRuns, async (req, res) => {
     const q = parse(listRuns.query, queryObject(req));
-    res.json({ runs: (await store.listRuns({ status: q.status, taskId: q.task_id, bounds: principalOf(res).bounds, limit: q.limit ?? LIMITS.pageDefault })).map(runOf) });
+    const limit = q.limit ?? LIMITS.pageDefault;
+    res.json(runPage(await store.listRuns({ status: q.status, taskId: q.task_id, bounds: principalOf(res).bounds, limit: limit + 1, after: q.cursor === undefined ? undefined : runCursor(q.cursor) }), limit));
   });
 
   route(r, keys, getRun, async (req, res) => {

@@ -145,6 +145,8 @@ export interface IntentFilter {
   bounds?: AgentBounds;
   limit: number;
   offset: number;
+  /** Keyset pagination: only intents after this one, newest first (created_ts, event_id). */
+  before?: IntentKey;
 }
 
 export interface PendingFilter {
@@ -393,8 +395,10 @@ export class IntentStore {
       const p = w.param(likePattern(f.search));
       w.add(`(i.action ILIKE ${p} OR EXISTS (SELECT 1 FROM intent_transitions s WHERE s.event_id = i.event_id AND s.content->>'note' ILIKE ${p}))`);
     }
+    // The total counts every match, as without a cursor; the cursor only says where this page starts.
+    const count = await this.pool.query(`SELECT count(*)::int AS n FROM (${INTENT_SELECT} ${w.sql}) x`, w.params);
+    if (f.before) w.add('(i.created_ts, i.event_id) < (?, ?)', f.before.createdTs, f.before.eventId);
     const where = w.sql;
-    const count = await this.pool.query(`SELECT count(*)::int AS n FROM (${INTENT_SELECT} ${where}) x`, w.params);
     const limit = w.param(f.limit);
     const offset = w.param(f.offset);
     const { rows } = await this.pool.query(`${INTENT_SELECT} ${where} ORDER BY i.created_ts DESC, i.event_id DESC LIMIT ${limit} OFFSET ${offset}`, w.params);

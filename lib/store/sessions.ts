@@ -7,6 +7,7 @@ import type { Pool, PoolClient } from 'pg';
 import { inTransaction, TxContext } from '../db';
 import type { JsonValue } from '../domain/canonical-json';
 import { LIMITS } from '../domain/limits';
+import type { ListOrder } from '../domain/list-order';
 import type { ChainHead, StoredEvent, TimelineStatus } from '../domain/sessions';
 import { ChainVerifier, VerifyResult } from '../hash-chain';
 import { literals } from './literals';
@@ -78,7 +79,9 @@ export interface SessionFilter {
   status?: TimelineStatus;
   agentId?: string;
   channel?: string;
-  /** Cursor: sessions created after this (created_ts, session_id). */
+  /** newest: created_ts, session_id descending; oldest: ascending. */
+  order: ListOrder;
+  /** Cursor: sessions past this (created_ts, session_id) in `order`. */
   after?: { createdTs: number; sessionId: string };
   /** Only sessions whose agent is within these bounds (a bound API key's list). */
   bounds?: AgentBounds;
@@ -198,9 +201,12 @@ export class SessionStore {
     if (f.agentId) w.add('agent_id = ?', f.agentId);
     if (f.channel) w.add('channel = ?', f.channel);
     addBoundsCondition(w, 'agent_id', f.bounds);
-    if (f.after) w.add('(created_ts, session_id) > (?, ?)', f.after.createdTs, f.after.sessionId);
+    // Both directions read the (created_ts, session_id) index, forwards or backwards.
+    const newest = f.order === 'newest';
+    if (f.after) w.add(`(created_ts, session_id) ${newest ? '<' : '>'} (?, ?)`, f.after.createdTs, f.after.sessionId);
     const limit = w.param(f.limit);
-    const { rows } = await this.pool.query(`SELECT * FROM timelines ${w.sql} ORDER BY created_ts, session_id LIMIT ${limit}`, w.params);
+    const dir = newest ? 'DESC' : 'ASC';
+    const { rows } = await this.pool.query(`SELECT * FROM timelines ${w.sql} ORDER BY created_ts ${dir}, session_id ${dir} LIMIT ${limit}`, w.params);
     return rows.map(rowToTimeline);
   }
 

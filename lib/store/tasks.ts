@@ -10,6 +10,7 @@ import type { RunMemoryEntry, RunStatus, RunTrigger, TaskAction, TaskDefinition,
 import { CANCELLED_REASON_PREFIX, taskErrors } from '../domain/tasks';
 import { addBoundsCondition, boundsCondition, Where } from './where';
 import type { AgentBounds } from '../domain/agent-bounds';
+import type { TaskListOrder } from '../domain/list-order';
 
 export interface TaskRow {
   task_id: string;
@@ -66,6 +67,13 @@ export interface RunRow {
   created_by: string | null;
 }
 
+/** Where a page of runs ended: its last row's sort time (microseconds) and log row id. */
+export interface RunKey {
+  us: number;
+  id: string;
+}
+export type ListedRun = RunRow & { key: RunKey };
+
 export interface DeliveryRow {
   target: number;
   type: string;
@@ -111,10 +119,16 @@ export interface TaskFilter {
   /** Only the tasks this agent created. */
   createdBy?: string;
   limit: number;
-  afterTaskId?: string;
   /** Only tasks of agents within these bounds (a bound API key's list). */
   bounds?: AgentBounds;
+  /** newest / oldest: by creation time (then task id); id: by task id. */
+  order: TaskListOrder;
+  /** Cursor: tasks past this key in `order` (createdUs ignored for the id order). */
+  after?: { createdUs: number; taskId: string };
 }
+
+/** A listed task with its sort key: the creation time in microseconds, as PostgreSQL keeps it. */
+export type ListedTask = TaskRow & { created_us: number };
 
 export class TaskStore {
   constructor(private readonly pool: Pool) {}
@@ -124,7 +138,7 @@ export class TaskStore {
     return r.rows[0] ? rowToTask(r.rows[0]) : undefined;
   }
 
-  async listTasks(f: TaskFilter): Promise<TaskRow[]> {
+  async listTasks(f: TaskFilter): Promise<ListedTask[]> {
     const w = new Where();
     if (!f.includeDeleted) w.add('NOT deleted');
     if (f.status === 'pending') w.add('last_run_status IS NULL');
@@ -133,10 +147,21 @@ export class TaskStore {
     if (f.tag) w.add("jsonb_exists(definition->'tags', ?)", f.tag);
     if (f.enabled !== undefined) w.add('enabled = ?', f.enabled);
     if (f.createdBy) w.add('created_by = ?', f.createdBy);
-    if (f.afterTaskId) w.add('task_id > ?', f.afterTaskId);
     addBoundsCondition(w, "(definition->>'agent_id')", f.bounds);
-    const r = await this.pool.query(`SELECT * FROM tasks ${w.sql} ORDER BY task_id LIMIT ${w.param(f.limit)}`, w.params);
-    return r.rows.map(rowToTask);
+    let order = 'task_id';
+    if (f.order === 'id') {
+      if (f.after) w.add('task_id > ?', f.after.taskId);
+    } else {
+      // Microseconds as an integer both ways, so the cursor's key is the stored one exactly.
+      const cmp = f.order === 'newest' ? '<' : '>';
+      if (f.after) w.add(`(created_at, task_id) ${cmp} (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?)`, f.after.createdUs, f.after.taskId);
+      order = f.order === 'newest' ? 'created_at DESC, task_id DESC' : 'created_at, task_id';
+    }
+    const r = await this.pool.query(
+      `SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint AS created_us FROM tasks ${w.sql} ORDER BY ${order} LIMIT ${w.param(f.limit)}`,
+      w.params,
+    );
+    return r.rows.map((x) => ({ ...rowToTask(x), created_us: Number(x.created_us) }));
   }
 
   /**
@@ -228,14 +253,15 @@ export class TaskStore {
     return r.rows[0];
   }
 
-  /** A task's runs, newest fire time first. */
-  async runsOfTask(taskId: string, limit: number): Promise<RunRow[]> {
-    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current x WHERE task_id = $1 ORDER BY nominal_at DESC, id DESC LIMIT $2`, [taskId, limit]);
-    return r.rows;
+  /** A task's runs, newest fire time first; `after` (a previous page's last key) pages on. */
+  async runsOfTask(taskId: string, limit: number, after?: RunKey): Promise<ListedRun[]> {
+    const w = new Where();
+    w.add('task_id = ?', taskId);
+    return this.runPage('nominal_at', w, limit, after);
   }
 
-  /** Runs by status; `needs_attention` is the queue of runs that failed for good. */
-  async listRuns(f: { status?: RunStatus | 'needs_attention'; taskId?: string; limit: number; bounds?: AgentBounds }): Promise<RunRow[]> {
+  /** Runs by status, newest change first; `needs_attention` is the queue of runs that failed for good. */
+  async listRuns(f: { status?: RunStatus | 'needs_attention'; taskId?: string; limit: number; after?: RunKey; bounds?: AgentBounds }): Promise<ListedRun[]> {
     const w = new Where();
     if (f.status === 'needs_attention') w.add('needs_attention');
     else if (f.status) w.add('status = ?', f.status);
@@ -245,8 +271,17 @@ export class TaskStore {
       const owned = boundsCondition(w, "(n.definition->>'agent_id')", f.bounds);
       w.add(`task_id IN (SELECT n.task_id FROM task_history n WHERE n.version = (SELECT max(h.version) FROM task_history h WHERE h.task_id = n.task_id) AND ${owned})`);
     }
-    const r = await this.pool.query(`SELECT ${RUN_COLUMNS} FROM task_runs_current x ${w.sql} ORDER BY recorded_at DESC LIMIT ${w.param(f.limit)}`, w.params);
-    return r.rows;
+    return this.runPage('recorded_at', w, f.limit, f.after);
+  }
+
+  /** One page of task_runs_current, newest `by` first, keyset-paged on (`by` in microseconds, log row id). */
+  private async runPage(by: 'nominal_at' | 'recorded_at', w: Where, limit: number, after: RunKey | undefined): Promise<ListedRun[]> {
+    if (after) w.add(`(${by}, id) < (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?::bigint)`, after.us, after.id);
+    const r = await this.pool.query(
+      `SELECT ${RUN_COLUMNS}, id, (extract(epoch FROM ${by}) * 1000000)::bigint AS key_us FROM task_runs_current x ${w.sql} ORDER BY ${by} DESC, id DESC LIMIT ${w.param(limit)}`,
+      w.params,
+    );
+    return r.rows.map(({ id, key_us, ...row }) => ({ ...(row as RunRow), key: { us: Number(key_us), id: String(id) } }));
   }
 
   /** Every state one run went through, oldest first. */

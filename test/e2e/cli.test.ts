@@ -111,6 +111,19 @@ test('sessions and timeline, as text and as JSON', async () => {
   expect(tlText.stdout).toContain('"input":"line 1"');
 });
 
+test('sessions lists newest first, as it says; --oldest the other way; a full page prints the --cursor of the next', async () => {
+  const older = await session(0);
+  const newer = await session(0);
+  const rows = (stdout: string) => stdout.split('\n').map((l) => l.split(/\s+/)[0]).filter((x) => x === older || x === newer);
+  expect(rows((await cli(['sessions', '--agent', AGENT, '--limit', '200'])).stdout)).toEqual([newer, older]);
+  expect(rows((await cli(['sessions', '--agent', AGENT, '--limit', '200', '--oldest'])).stdout)).toEqual([older, newer]);
+  const first = await cli(['sessions', '--agent', AGENT, '--limit', '1']);
+  expect(rows(first.stdout)).toEqual([newer]);
+  const cursor = /\(more: --cursor (\S+)\)/.exec(first.stdout)?.[1];
+  expect(cursor).toBeDefined();
+  expect(rows((await cli(['sessions', '--agent', AGENT, '--limit', '1', '--cursor', cursor!])).stdout)).toEqual([older]);
+});
+
 test('verify: ok for a good chain, non-zero exit naming the seq for a tampered one; --all covers every session (of an agent)', async () => {
   const good = await session(3);
   const bad = await session(3);
@@ -242,13 +255,22 @@ test("the article's YAML (with agent.type and two backoff steps) from a file: cr
   const disabled = (await json(['tasks', '--enabled', 'false', '--all'])).tasks.map((x: { task_id: string }) => x.task_id);
   expect(disabled).toContain(jid);
   expect(disabled).not.toContain(id);
+  // Newest first by default: the next page holds an older task.
   const first = await cli(['tasks', '--limit', '1']);
   expect(first.code).toBe(0);
   const more = /\(more: --cursor (\S+), or --all\)/.exec(first.stdout);
   expect(more).not.toBeNull();
+  const newest = (await json(['tasks', '--limit', '1'])).tasks[0];
+  expect(first.stdout).toContain(newest.task_id);
   const second = await json(['tasks', '--limit', '1', '--cursor', more![1]]);
   expect(second.tasks).toHaveLength(1);
-  expect(second.tasks[0].task_id > more![1]).toBe(true);
+  expect(second.tasks[0].task_id).not.toBe(newest.task_id);
+  expect(Date.parse(second.tasks[0].created_at)).toBeLessThanOrEqual(Date.parse(newest.created_at));
+  // By task id: the cursor is the last id, and the next page starts after it.
+  const byId = await cli(['tasks', '--limit', '1', '--order', 'id']);
+  const afterId = /\(more: --cursor (\S+), or --all\)/.exec(byId.stdout)![1];
+  const nextById = await json(['tasks', '--limit', '1', '--cursor', afterId]);
+  expect(nextById.tasks[0].task_id > afterId).toBe(true);
   const t = await json(['task', 'trigger', jid]);
   expect(t.run_id).toMatch(new RegExp(`^run/${jid}/manual/`));
   await eventually(async () => (await sys.tk.call('getRun', { params: { id: t.run_id } })).body.status === 'success');

@@ -84,8 +84,12 @@ describe('the dashboard against the running system (open API)', () => {
       secrets: { LLM_API_KEY: 'sk-test-123' },
     });
     llm = await fakeServer((r) => {
-      const system: string = JSON.parse(r.body).messages[0].content;
-      return { body: chatAnswer(protocolAnswer(/task_id is "([^"]+)"/.exec(system)?.[1] ?? '?', { summary: 'digest sent: 3 topics' })) };
+      const messages: { content: string }[] = JSON.parse(r.body).messages;
+      const id = /task_id is "([^"]+)"/.exec(messages[0].content)?.[1] ?? '?';
+      // A prompt that says HANDOFF answers with a follow-up task for another agent run.
+      const handoff = messages.some((m) => m.content.includes('HANDOFF'));
+      const followUp = { type: 'follow_up', delay_s: 0, task: { name: 'deep analysis', agent: { type: 'openai', base_url: `${llm.url}/v1`, model: 'qwen2.5', api_key_env: 'LLM_API_KEY', prompt_template: 'dig deeper' } } };
+      return { body: chatAnswer(protocolAnswer(id, { summary: handoff ? 'handed off' : 'digest sent: 3 topics', next_action: handoff ? followUp : null })) };
     });
 
     // Two sessions of one agent on one channel, one of another agent.
@@ -155,6 +159,8 @@ describe('the dashboard against the running system (open API)', () => {
     await page.goto(`${sys.baseUrl}/#/sessions?channel=${channel}`);
     const rows = page.locator('#sessions-table tbody tr');
     await countIs(rows, 2);
+    // Newest first: B was created after A.
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-session')))).toEqual([sessionB, sessionA]);
     await shot(page, 'sessions');
 
     // Filter by agent through the form.
@@ -337,6 +343,173 @@ describe('the dashboard against the running system (open API)', () => {
     await page.waitForSelector('#preview-out li');
     await page.locator('#preview-out').scrollIntoViewIfNeeded();
     await shot(page, 'tasks-attention-preview');
+  });
+
+  test('a task made, changed and deleted through the form: the cron preview beside the expression, the API\'s field errors at their fields', async () => {
+    const id = uid('form-task');
+    await page.goto(`${sys.baseUrl}/#/tasks?tag=${tag}`);
+    await page.click('#new-task');
+    await page.waitForSelector('#task-form');
+    expect(page.url()).toContain('new=1');
+
+    // The preview follows the expression as it is typed, in the zone beside it.
+    await page.fill('#task-form input[name=timezone]', 'Asia/Shanghai');
+    await page.fill('#task-form input[name=expression]', '0 30 9 * * 1-5');
+    await eventually(async () => (await page.locator('#cron-preview li time').first().getAttribute('datetime').catch(() => null))?.endsWith('T01:30:00.000Z'));
+    expect(await page.locator('#cron-preview li').count()).toBe(5);
+    expect(await page.locator('#cron-preview .preview-words').innerText()).toMatch(/09:30/);
+    await page.fill('#task-form input[name=expression]', '0 61 * * *');
+    await page.waitForSelector('#cron-preview .error');
+    expect(await page.locator('#cron-preview .error').innerText()).toMatch(/^expression /);
+
+    // Two wrong fields: each error is shown at the field the API names; nothing is stored.
+    await page.fill('#task-form input[name=task_id]', id);
+    await page.fill('#task-form input[name=name]', 'Form task');
+    await page.fill('#task-form input[name=tags]', tag);
+    await page.fill('#task-form textarea[name=agent]', JSON.stringify({ type: 'openai', base_url: 'not a url', model: 'qwen2.5', api_key_env: 'LLM_API_KEY', prompt_template: 'Summarise {{date}}' }));
+    await page.fill('#task-form textarea[name=delivery]', '[{"type": "table"}]');
+    await page.click('#task-form button[type=submit]');
+    const agentError = page.locator('#task-form [data-error-for="agent"] .msg');
+    await agentError.waitFor();
+    expect(await agentError.innerText()).toBe('base_url must be an http(s) URL');
+    expect(await page.locator('#task-form textarea[name=agent]').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#task-form [data-error-for="trigger.expression"] .msg').innerText()).not.toBe('');
+    expect(await page.locator('#task-form [data-error-for="name"] .msg').count()).toBe(0);
+    expect((await sys.tk.raw('GET', `/v1/tasks/${id}`)).status).toBe(404);
+    await page.locator('#task-form').scrollIntoViewIfNeeded();
+    await shot(page, 'task-form-errors');
+
+    // A JSON typo is caught at its field before anything is sent.
+    await page.fill('#task-form textarea[name=delivery]', '[{"type": "table"');
+    await page.click('#task-form button[type=submit]');
+    await page.locator('#task-form [data-error-for="delivery"] .msg', { hasText: 'is not valid JSON' }).waitFor();
+
+    await page.fill('#task-form input[name=expression]', '0 30 9 * * 1-5');
+    await page.fill('#task-form textarea[name=agent]', JSON.stringify({ type: 'openai', base_url: `${llm.url}/v1`, model: 'qwen2.5', api_key_env: 'LLM_API_KEY', prompt_template: 'Summarise {{date}}' }));
+    await page.fill('#task-form textarea[name=delivery]', '[{"type": "table"}]');
+    await eventually(async () => (await page.locator('#cron-preview li').count()) === 5);
+    await shot(page, 'task-form');
+    await page.click('#task-form button[type=submit]');
+    await page.waitForSelector('#trigger-text');
+    expect(page.url()).toContain(`#/tasks/${id}`);
+    const made = await sys.tk.tasks.get(id);
+    expect(made).toMatchObject({ name: 'Form task', version: 1, enabled: true });
+    expect(made.definition.trigger).toMatchObject({ type: 'cron', expression: '0 30 9 * * 1-5', timezone: 'Asia/Shanghai' });
+    expect(made.definition.delivery).toEqual([{ type: 'table' }]);
+
+    // Edit: the form shows the stored task; only what changed is sent.
+    await page.click('#edit-task');
+    await page.waitForSelector('#task-form');
+    expect(await page.inputValue('#task-form input[name=expression]')).toBe('0 30 9 * * 1-5');
+    expect(await page.inputValue('#task-form input[name=name]')).toBe('Form task');
+    await page.fill('#task-form input[name=name]', 'Form task, renamed');
+    await page.fill('#task-form input[name=expression]', '0 0 18 * * *');
+    await page.click('#task-form button[type=submit]');
+    await page.locator('#trigger-text', { hasText: '18:00' }).waitFor();
+    const changed = await sys.tk.tasks.get(id);
+    expect(changed).toMatchObject({ name: 'Form task, renamed', version: 2 });
+    expect(changed.history.map((x) => x.action)).toEqual(['create', 'update']);
+    expect(changed.definition.trigger).toMatchObject({ expression: '0 0 18 * * *', timezone: 'Asia/Shanghai' });
+    expect(changed.definition.agent).toEqual(made.definition.agent);
+
+    // Run now; the table delivery's row shows under Results.
+    await page.locator('.toolbar button[data-action=trigger]').click();
+    const run = await eventually(async () => (await sys.tk.tasks.runs(id)).runs.find((r) => r.status === 'success'), 30_000);
+    await eventually(async () => (await sys.tk.tasks.results(id)).results.length === 1);
+    await page.click('#refresh');
+    const result = page.locator(`#results-table tr[data-run="${run.run_id}"]`);
+    await result.waitFor();
+    expect(await result.locator('td.summary').innerText()).toBe('digest sent: 3 topics');
+
+    // Backfill: a range the wrong way round is refused at its field; the last two days run once each.
+    const now = Date.now();
+    const local = (ms: number) => page.evaluate((t) => {
+      const d = new Date(t);
+      const p = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+    }, ms);
+    await page.fill('#backfill-form input[name=from]', await local(now - 60_000));
+    await page.fill('#backfill-form input[name=to]', await local(now - 120_000));
+    await page.click('#backfill-form button[type=submit]');
+    expect(await page.locator('#backfill-form [data-error-for="from"] .msg').innerText()).toBe('must be before to');
+    await page.fill('#backfill-form input[name=from]', await local(now - 2 * 86_400_000));
+    await page.fill('#backfill-form input[name=to]', await local(now - 1000));
+    await page.click('#backfill-form button[type=submit]');
+    await page.waitForSelector('#backfill-summary');
+    const started = await page.locator('#backfill-out li').count();
+    expect(started).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('#backfill-summary').innerText()).toBe(`${started} started, 0 had already run.`);
+    await eventually(async () => (await sys.tk.tasks.runs(id)).runs.filter((r) => r.trigger === 'backfill').length === started);
+    await page.locator('#backfill-title').scrollIntoViewIfNeeded();
+    await shot(page, 'task-backfill-results');
+
+    // Delete asks first; then the task stays readable, deleted, with no edit or delete left.
+    await page.click('button[data-action=delete]');
+    await page.click('#delete-confirm');
+    await page.locator('h1 .badge', { hasText: 'deleted' }).waitFor();
+    expect((await sys.tk.tasks.get(id)).deleted).toBe(true);
+    expect(await page.locator('#edit-task').count()).toBe(0);
+  });
+
+  test("follow-ups: a run's follow-up task is linked from the run, and the follow-up names its parent run", async () => {
+    const id = uid('handoff');
+    await sys.tk.tasks.create({
+      task_id: id,
+      tags: [tag],
+      trigger: { type: 'cron', expression: '0 3 * * *', timezone: 'UTC' },
+      agent: { type: 'openai', base_url: `${llm.url}/v1`, model: 'qwen2.5', api_key_env: 'LLM_API_KEY', prompt_template: 'HANDOFF the hard part' },
+    });
+    const { run_id } = await sys.tk.tasks.trigger(id);
+    const parent = await eventually(async () => {
+      const r = await sys.tk.runs.get(run_id);
+      return r.status === 'success' && r.follow_ups.length ? r : undefined;
+    }, 30_000);
+    const child = parent.follow_ups[0].task_id;
+    await page.goto(`${sys.baseUrl}/#/tasks/${id}`);
+    const link = page.locator(`#runs tr[data-run="${run_id}"] td.follow-ups a`);
+    await link.waitFor();
+    expect(await link.innerText()).toBe(child);
+    await link.click();
+    await page.waitForSelector('#parent-run');
+    expect(await page.locator('#parent-run code').innerText()).toBe(run_id);
+    expect(await page.locator('#parent-run a').getAttribute('href')).toBe(`#/tasks/${id}`);
+  });
+
+  test('signals: sent from the page of a task that waits for one, refused at the field, listed with the tasks they reached', async () => {
+    const id = uid('on-deploy');
+    const name = uid('deploy_finished');
+    await sys.tk.tasks.create({
+      task_id: id,
+      tags: [tag],
+      trigger: { type: 'delay', event: name, seconds: 3600 },
+      agent: { type: 'openai', base_url: `${llm.url}/v1`, model: 'qwen2.5', api_key_env: 'LLM_API_KEY', prompt_template: 'after the deploy' },
+    });
+    await page.goto(`${sys.baseUrl}/#/tasks/${id}`);
+    await page.waitForSelector('#signal-form');
+    expect(await page.inputValue('#signal-form input[name=name]')).toBe(name);
+
+    await page.fill('#signal-form input[name=name]', 'task_run:x');
+    await page.click('#signal-form button[type=submit]');
+    const nameError = page.locator('#signal-form [data-error-for="name"] .msg');
+    await nameError.waitFor();
+    expect(await nameError.innerText()).toMatch(/^is reserved/);
+
+    await page.fill('#signal-form input[name=name]', name);
+    await page.fill('#signal-form input[name=value]', '0.07');
+    await page.fill('#signal-form textarea[name=values]', '{"host": "web-1"}');
+    await page.fill('#signal-form input[name=signal_id]', uid('sig'));
+    await page.click('#signal-form button[type=submit]');
+    const row = page.locator(`#signals-sent tr[data-signal="${uid('sig')}"]`);
+    await row.waitFor();
+    expect(await row.locator('td.delivered a').innerText()).toBe(id);
+    expect(await row.innerText()).toContain('0.07');
+    expect(await page.locator('#signal-form [data-error-for="name"] .msg').count()).toBe(0);
+    // The same signal id again: stored once, delivered again.
+    await page.click('#signal-form button[type=submit]');
+    await countIs(page.locator('#signals-sent tbody tr'), 2);
+    expect(await page.locator('#signals-sent tbody tr').first().innerText()).toContain('already stored');
+    await page.locator('#signals').scrollIntoViewIfNeeded();
+    await shot(page, 'signals');
   });
 
   test('state and artifacts: STATE.md rendered and sanitised, Markdown artifacts inline, other files downloaded', async () => {

@@ -97,7 +97,8 @@ function setAutoRefresh(on: boolean): void {
   autoBox.checked = on;
   localStorage.setItem(REFRESH_KEY, on ? '1' : '0');
   if (timer !== undefined) window.clearInterval(timer);
-  timer = on ? window.setInterval(() => void render({ keepOpen: true }), REFRESH_MS) : undefined;
+  // Not over what the user is typing: a form being edited keeps its page until they leave it.
+  timer = on ? window.setInterval(() => void (main.querySelector('form[data-editing]') ? undefined : render({ keepOpen: true })), REFRESH_MS) : undefined;
 }
 
 keyButton.addEventListener('click', () => fill(main, keyForm(() => void render())));

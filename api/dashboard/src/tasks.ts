@@ -1,15 +1,23 @@
-/** Tasks: the list with triggers in words, next fires and lateness, the actions, runs, the needs-attention queue, the cron preview. */
+/**
+ * Tasks: the list (newest first) with triggers in words, next fires and lateness, the actions,
+ * runs with their follow-ups, the needs-attention queue, the cron preview, signals; a task's
+ * create and edit form (task-form.ts), delete, backfill and results (task-panels.ts).
+ */
 import type { ResponseBody } from '../../client';
 import { TASK_STATUSES } from '../../../lib/domain/tasks';
 import { errorBox, go, href, tk, type Page, type PageContext } from './app';
 import { pagerNav } from './sessions';
 import { badge, button, duration, empty, field, fill, folded, h, input, select, time, viewerZone } from './dom';
+import { signalPanel } from './signals';
+import { taskForm } from './task-form';
+import { backfillPanel, deleteControl, parentLink, resultsSection } from './task-panels';
 
 type Task = ResponseBody<'listTasks'>['tasks'][number];
 type Run = ResponseBody<'listRuns'>['runs'][number];
 type RunDetail = ResponseBody<'getRun'>;
 
 const PAGE = 25;
+const RUNS_PAGE = 50;
 
 /** Pause / resume / run-now for one task; after each, the page reloads its data. */
 function actions(t: Pick<Task, 'task_id' | 'enabled' | 'deleted'>, ctx: PageContext, out: HTMLElement): Node {
@@ -47,10 +55,16 @@ function runsTable(runs: Run[], details: Map<string, RunDetail | Error>, withTas
     if (!d.deliveries.length) return h('span', { class: 'muted' }, 'none');
     return d.deliveries.map((x) => h('span', { title: x.detail ?? '' }, badge(`${x.type} ${x.ok ? 'ok' : 'failed'}`, x.ok ? 'ok' : 'bad'), ' '));
   };
+  /** The tasks a run's next_action created. */
+  const followUps = (r: Run) => {
+    const d = details.get(r.run_id);
+    if (!d || d instanceof Error || !d.follow_ups.length) return '—';
+    return d.follow_ups.map((f) => h('div', {}, h('a', { href: href(['tasks', f.task_id]) }, f.task_id), f.name && f.name !== f.task_id ? h('span', { class: 'muted small' }, ` ${f.name}`) : null));
+  };
   return h(
     'table',
     { class: 'list runs' },
-    h('thead', {}, h('tr', {}, ...[withTask ? 'Task' : null, 'Run', 'Status', 'Scheduled', 'Lateness', 'Duration', 'Attempts', 'Summary', 'Delivery'].filter((x): x is string => !!x).map((t) => h('th', { scope: 'col' }, t)))),
+    h('thead', {}, h('tr', {}, ...[withTask ? 'Task' : null, 'Run', 'Status', 'Scheduled', 'Lateness', 'Duration', 'Attempts', 'Summary', 'Delivery', 'Follow-ups'].filter((x): x is string => !!x).map((t) => h('th', { scope: 'col' }, t)))),
     h(
       'tbody',
       {},
@@ -67,6 +81,7 @@ function runsTable(runs: Run[], details: Map<string, RunDetail | Error>, withTas
           h('td', { class: 'num' }, String(r.attempt)),
           h('td', {}, r.summary ? folded(r.summary) : r.result ? folded(r.result) : '—'),
           h('td', {}, delivery(r)),
+          h('td', { class: 'follow-ups' }, followUps(r)),
         ),
       ),
     ),
@@ -123,6 +138,7 @@ function previewBox(): Node {
 
 export const tasksPage: Page = async (ctx) => {
   const q = ctx.route.query;
+  if (q.get('new') === '1') return h('div', {}, h('p', {}, h('a', { href: href(['tasks']) }, '← Tasks')), h('h1', {}, 'New task'), taskForm());
   const f = { status: q.get('status') ?? '', enabled: q.get('enabled') ?? '', tag: q.get('tag') ?? '' };
   const cursor = q.get('cursor') ?? undefined;
   const client = tk();
@@ -185,7 +201,7 @@ export const tasksPage: Page = async (ctx) => {
   return h(
     'div',
     {},
-    h('h1', {}, 'Tasks'),
+    h('div', { class: 'title-row' }, h('h1', {}, 'Tasks ', h('span', { class: 'muted' }, '— newest first')), h('a', { class: 'btn', id: 'new-task', href: href(['tasks'], { new: '1' }) }, 'New task')),
     form,
     tasks.length
       ? h(
@@ -198,23 +214,43 @@ export const tasksPage: Page = async (ctx) => {
     pagerNav(['tasks'], f, cursor, q.get('back') ?? '', res.body.next_cursor),
     h('section', { id: 'needs-attention', 'aria-labelledby': 'na-title' }, h('h2', { id: 'na-title' }, `Needs attention (${attentionRuns.length})`), attentionRuns.length ? runsTable(attentionRuns, attentionDetails, true) : empty('No run needs attention.')),
     previewBox(),
+    signalPanel(),
   );
 };
 
+/** The signal name a delay or condition trigger waits for (the first one a condition names), to prefill the signal form. */
+function listenedSignal(trigger: unknown): string | undefined {
+  const t = trigger as { type?: string; event?: string };
+  if (t?.type === 'delay') return t.event;
+  if (t?.type === 'condition') return /"signal":"([^"]+)"/.exec(JSON.stringify(trigger))?.[1];
+  return undefined;
+}
+
 export const taskPage: Page = async (ctx) => {
   const id = ctx.route.path[1];
+  const q = ctx.route.query;
+  const cursor = q.get('cursor') ?? undefined;
   const client = tk();
-  const [t, runsRes] = await Promise.all([client.call('getTask', { params: { id } }), client.call('listTaskRuns', { params: { id }, query: { limit: 50 } })]);
+  const [t, runsRes] = await Promise.all([client.call('getTask', { params: { id } }), client.call('listTaskRuns', { params: { id }, query: { limit: RUNS_PAGE, cursor } })]);
   const task = t.body;
+  if (q.get('edit') === '1' && !task.deleted) return h('div', {}, h('p', {}, h('a', { href: href(['tasks', id]) }, `← Task ${id}`)), h('h1', {}, 'Edit task ', h('code', {}, task.task_id)), taskForm(task));
   const runs = runsRes.body.runs;
-  const details = await runDetails(runs);
+  const [details, results] = await Promise.all([runDetails(runs), resultsSection(task)]);
   const out = h('div', { class: 'action-out', 'aria-live': 'polite' });
+  const listens = listenedSignal(task.definition.trigger);
   return h(
     'div',
     {},
     h('p', {}, h('a', { href: href(['tasks']) }, '← Tasks')),
     h('h1', {}, 'Task ', h('code', {}, task.task_id), ' ', taskState(task)),
-    h('div', { class: 'toolbar' }, actions(task, ctx, out), out),
+    parentLink(task),
+    h(
+      'div',
+      { class: 'toolbar' },
+      actions(task, ctx, out),
+      task.deleted ? null : [h('a', { class: 'btn small secondary', id: 'edit-task', href: href(['tasks', id], { edit: '1' }) }, 'Edit'), deleteControl(task, out)],
+      out,
+    ),
     h(
       'dl',
       { class: 'facts' },
@@ -227,6 +263,15 @@ export const taskPage: Page = async (ctx) => {
       h('dt', {}, 'Definition'), h('dd', {}, folded(task.definition)),
       h('dt', {}, 'History'), h('dd', {}, h('ol', { class: 'history' }, ...task.history.map((x) => h('li', {}, `v${x.version} ${x.action}${x.reason ? ` (${x.reason})` : ''} `, time(x.recorded_at))))),
     ),
-    h('section', { id: 'runs', 'aria-labelledby': 'runs-title' }, h('h2', { id: 'runs-title' }, `Runs (${runs.length}${runs.length === 50 ? ', newest 50' : ''})`), runsTable(runs, details)),
+    h(
+      'section',
+      { id: 'runs', 'aria-labelledby': 'runs-title' },
+      h('h2', { id: 'runs-title' }, 'Runs ', h('span', { class: 'muted' }, cursor || runsRes.body.next_cursor ? `— ${runs.length} on this page, newest first` : `(${runs.length})`)),
+      runsTable(runs, details),
+      pagerNav(['tasks', id], {}, cursor, q.get('back') ?? '', runsRes.body.next_cursor),
+    ),
+    results,
+    task.deleted ? null : backfillPanel(task),
+    listens ? signalPanel(listens) : null,
   );
 };

@@ -84,7 +84,7 @@ export class TaskClient {
   async sealPlainSecrets(secrets: TaskSecrets): Promise<string[]> {
     const sealed: string[] = [];
     for (let after: string | undefined; ; ) {
-      const page = await this.store.listTasks({ limit: LIMITS.pageMax, afterTaskId: after });
+      const page = await this.store.listTasks({ limit: LIMITS.pageMax, order: 'id', after: after === undefined ? undefined : { createdUs: 0, taskId: after } });
       for (const t of page) {
         const d = secrets.sealedPlain(t.definition);
         if (!d) continue;

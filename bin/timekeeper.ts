@@ -19,6 +19,10 @@ import { LIMITS } from '../lib/domain/limits';
 import { verifyChain, type ChainEvent } from '../lib/hash-chain';
 import { TASK_STATUSES, type TaskStatus } from '../lib/domain/tasks';
 import { runWitness, type WitnessCliOptions } from './witness';
+import { attachProofs, verifyExportProofs, type LoggedRecord, type ProofSource } from '../lib/tlog/bundle';
+import type { TrustPolicy } from '../lib/tlog/proof';
+import { noteVerifier } from '../lib/tlog/note';
+import { cosignatureVerifier } from '../lib/tlog/cosignature';
 
 class CliError extends Error {
   constructor(
@@ -202,24 +206,55 @@ program
 
 program
   .command('export')
-  .description('export a session as JSON Lines: one event per line, with seq, prev_hash and hash (check it offline with verify-file)')
+  .description('export a session as JSON Lines: one event per line, with seq, prev_hash, hash and, for events the log covers, a tlog_proof against its latest witnessed checkpoint (check it offline with verify-file)')
   .argument('<session_id>')
   .option('-o, --output <file>', 'write to this file instead of stdout')
-  .action(async (id: string, o: { output?: string }, cmd: Command) => {
-    const events = await allEvents(client(cmd), id);
+  .option('--no-proofs', 'leave out the transparency-log proofs')
+  .action(async (id: string, o: { output?: string; proofs: boolean }, cmd: Command) => {
+    let events: Array<Awaited<ReturnType<typeof allEvents>>[number] & { log_index?: number | null; tlog_proof?: string }> = await allEvents(client(cmd), id);
+    let note = '';
+    if (o.proofs) {
+      const attached = await attachProofs(events, logProofSource(cmd));
+      events = attached.records;
+      note = `, ${attached.proven} with log proofs${attached.pending ? ` (${attached.pending} not in a checkpoint yet)` : ''}`;
+    }
     const text = events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : '');
     if (o.output) {
       fs.writeFileSync(o.output, text);
-      process.stderr.write(`${events.length} events of ${id} written to ${o.output}\n`);
+      process.stderr.write(`${events.length} events of ${id} written to ${o.output}${note}\n`);
     } else process.stdout.write(text);
   });
+
+/** The log's proof routes (GET /v1/log/checkpoint, /v1/log/proof/inclusion) of the server the CLI talks to. */
+function logProofSource(cmd: Command): ProofSource {
+  const g = globals(cmd);
+  const s = clientSettings();
+  const base = (g.url ?? s.url).replace(/\/$/, '');
+  const apiKey = g.apiKey ?? s.apiKey;
+  const get = async (path: string): Promise<Response> => {
+    const res = await fetch(`${base}${path}`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal: AbortSignal.timeout(60_000) });
+    if (!res.ok) throw new CliError(`GET ${path}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`, 1);
+    return res;
+  };
+  return {
+    checkpoint: async () => (await get('/v1/log/checkpoint')).text(),
+    inclusion: async (leafIndex, treeSize) => {
+      const body = (await (await get(`/v1/log/proof/inclusion?leaf_index=${leafIndex}&tree_size=${treeSize}`)).json()) as { hashes: string[] };
+      return body.hashes.map((h) => Buffer.from(h, 'base64'));
+    },
+  };
+}
 
 program
   .command('verify-file')
   .description("verify an export offline, by docs/hash-chain.md's rule (no server needed; exit 1 when the chain is broken)")
   .argument('<file>', 'a JSON Lines export (`timekeeper export`)')
   .option('--head <hash>', 'also require the last event to have this hash (e.g. from a verify at export time)')
-  .action((file: string, o: { head?: string }, cmd: Command) => {
+  .option('--log-key <key...>', "the log's verifier key (GET /v1/log/key): check each event's tlog_proof against it")
+  .option('--witness-key <key...>', 'a witness cosigner key to count cosignatures of')
+  .option('--quorum <n>', 'cosignatures required from the --witness-key witnesses (default: all of them)')
+  .option('--origin <origin>', "the log's origin (default: any origin the log key signed)")
+  .action((file: string, o: { head?: string; logKey?: string[]; witnessKey?: string[]; quorum?: string; origin?: string }, cmd: Command) => {
     let text: string;
     try {
       text = fs.readFileSync(file, 'utf8');
@@ -242,13 +277,37 @@ program
     const sessionId = events[0].session_id;
     const r = verifyChain(sessionId, events);
     const headOk = o.head === undefined || (r.ok && r.head_hash === o.head);
-    const ok = r.ok && headOk && r.checked === events.length;
-    if (globals(cmd).json) printJson({ session_id: sessionId, ...r, ok, ...(o.head !== undefined ? { head_matches: headOk } : {}) });
+    const log = o.logKey?.length ? verifyExportProofs(events as unknown as LoggedRecord[], trustPolicy(o)) : undefined;
+    const hasProofs = events.some((e) => (e as unknown as LoggedRecord).tlog_proof !== undefined);
+    const ok = r.ok && headOk && r.checked === events.length && (log?.ok ?? true);
+    if (globals(cmd).json) printJson({ session_id: sessionId, ...r, ok, ...(o.head !== undefined ? { head_matches: headOk } : {}), ...(log ? { log } : {}) });
     else if (!r.ok) out(`BROKEN  ${sessionId}  at seq ${r.first_bad_seq}: ${r.reason}: ${r.detail ?? ''}`);
     else if (!headOk) out(`BROKEN  ${sessionId}  the last hash ${short(r.head_hash)} is not the expected ${short(o.head)}`);
-    else out(`ok      ${sessionId}  ${r.checked} events, head ${r.head_seq} ${r.head_hash}`);
+    else if (log && !log.ok) out(`BROKEN  ${sessionId}  at seq ${log.first_bad?.seq} (log index ${log.first_bad?.log_index ?? '-'}): not the record the log committed to: ${log.first_bad?.reason}: ${log.first_bad?.detail}`);
+    else {
+      out(`ok      ${sessionId}  ${r.checked} events, head ${r.head_seq} ${r.head_hash}`);
+      if (log?.checkpoint) {
+        const c = log.checkpoint;
+        out(`log     ${log.proven} events in checkpoint ${c.size} of ${c.origin}, cosigned by ${c.cosigners.map((x) => x.name).join(', ') || 'no witness'}${log.unproven ? `; ${log.unproven} without a proof` : ''}`);
+      } else if (log) out(`log     no event carries a proof (${log.unproven} without one)`);
+      else if (hasProofs) out('log     proofs present but not checked: pass --log-key (and --witness-key) to check them');
+    }
     if (!ok) process.exitCode = 1;
   });
+
+/** verify-file's trust policy: the log key(s), the witness keys and the quorum. */
+function trustPolicy(o: { logKey?: string[]; witnessKey?: string[]; quorum?: string; origin?: string }): TrustPolicy {
+  const witnessKeys = o.witnessKey ?? [];
+  const quorum = o.quorum === undefined ? witnessKeys.length : Number(o.quorum);
+  if (!Number.isInteger(quorum) || quorum < 0 || quorum > witnessKeys.length) throw new CliError(`--quorum must be from 0 to the number of --witness-key (${witnessKeys.length})`);
+  try {
+    (o.logKey ?? []).forEach(noteVerifier);
+    witnessKeys.forEach(cosignatureVerifier);
+  } catch (err) {
+    throw new CliError(`a --log-key or --witness-key is not a verifier key of its kind: ${(err as Error).message}`);
+  }
+  return { logKeys: o.logKey ?? [], witnessKeys, quorum, origin: o.origin };
+}
 
 // ---- transparency log witness -------------------------------------------------------------
 

@@ -64,7 +64,8 @@ function onPath(cmd: string): string | undefined {
   return undefined;
 }
 
-function findGo(): string | undefined {
+/** The machine's `go`: on PATH, else /usr/local/go/bin/go. */
+export function findGo(): string | undefined {
   return onPath('go') ?? (fs.existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
 }
 

@@ -13,22 +13,13 @@
  * 2^(ℓ mod 8) stored hashes below it in one tile: a proof over 10^7 leaves reads a handful of
  * tiles and hashes at most a few thousand pairs.
  */
-import { createHash } from 'node:crypto';
+import { EMPTY_ROOT, HASH_SIZE, leafHash, nodeHash } from './verify';
+
+// The hashing is the verifier's (one definition of leaf and node hashes for both sides).
+export { EMPTY_ROOT, HASH_SIZE, leafHash, nodeHash };
 
 export const TILE_HEIGHT = 8;
 export const TILE_WIDTH = 1 << TILE_HEIGHT;
-export const HASH_SIZE = 32;
-
-export function leafHash(data: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.of(0)).update(data).digest();
-}
-
-export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.of(1)).update(left).update(right).digest();
-}
-
-/** MTH of the empty tree: SHA-256 of nothing. */
-export const EMPTY_ROOT = createHash('sha256').digest();
 
 /** A complete subtree: 2^level leaves starting at leaf index·2^level. */
 export interface NodeId {

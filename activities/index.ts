@@ -8,6 +8,7 @@ import type { FollowUpCreator } from './task-outputs/follow-up';
 import { createSignalActivities } from './signals';
 import type { RunControl } from './task-run-control';
 import { createTaskActivities } from './tasks';
+import { createTlogActivities, type TlogDeps } from './tlog';
 
 export interface ActivityDeps {
   /** Pool connected as the SELECT/INSERT-only role. */
@@ -32,6 +33,8 @@ export interface ActivityDeps {
   followUps?: FollowUpCreator;
   /** Run starts, cancels and scheduler wakes through Temporal (worker/run-control.ts). */
   runs?: RunControl;
+  /** The transparency log builder's origin and signer, and its interval (activities/tlog.ts). Default none: the builder's activity fails. */
+  tlog?: Omit<TlogDeps, 'pool'>;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -39,6 +42,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSessionActivities(deps.pool),
     ...createIntentActivities(deps),
     ...createSignalActivities({ pool: deps.pool }),
+    ...createTlogActivities({ pool: deps.pool, ...deps.tlog }),
     ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], outboundEchoBodies: deps.outboundEchoBodies, secrets: deps.secrets, secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps, runs: deps.runs }),
   };
 }

@@ -172,6 +172,7 @@ export async function run(opts: RunOptions): Promise<void> {
         workflowBundle: prebuiltBundle(config.workflowBundlePath),
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
         tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, outboundEchoBodies: config.outboundEchoBodies, secret: (name) => readSecret(name, config.agentSecrets), agentSecrets: config.agentSecrets, secrets: taskSecretsOf(config), publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore, artifactsDir: config.artifactsDir },
+        tlog: config,
       });
       const running = worker.run();
       running.catch((e: Error) => {

@@ -18,6 +18,10 @@ import { startHeartbeat } from './heartbeat';
 import { runControl } from './run-control';
 import { taskRunQueues } from '../lib/config';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
+import { ensureLogBuilder } from '../clients/tlog';
+import { defaultLogOrigin, logSignerOf } from '../lib/tlog/log-key';
+import type { Config } from '../lib/config';
+import { log } from '../lib/log';
 
 export interface TimekeeperWorkerOptions {
   connection: NativeConnection;
@@ -50,6 +54,12 @@ export interface TimekeeperWorkerOptions {
     /** ARTIFACTS_DIR: where `file` deliveries write. None: they fail (recorded). */
     artifactsDir?: string;
   };
+  /**
+   * The transparency log (LOG_ORIGIN, LOG_SIGNING_KEY_FILE or <dataDir>/log-signing.key,
+   * LOG_BATCH_INTERVAL_MS): this worker starts the instance's log builder and signs its
+   * checkpoints. Default: no builder from this worker.
+   */
+  tlog?: Pick<Config, 'logOrigin' | 'logSigningKeyFile' | 'dataDir' | 'logBatchIntervalMs'>;
   /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows once at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -92,6 +102,13 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     followUps,
     // Schedulers start their runs from a local activity, and finished runs wake waiting schedulers, through the task client.
     runs: runControl(taskClient),
+    tlog: opts.tlog && {
+      intervalMs: opts.tlog.logBatchIntervalMs,
+      log: (instanceId: string) => {
+        const origin = opts.tlog!.logOrigin ?? defaultLogOrigin(instanceId);
+        return { origin, signer: logSignerOf(opts.tlog!, origin) };
+      },
+    },
   });
   const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
   const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs };
@@ -129,6 +146,16 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
       const running = Promise.all(workers.map((w) => w.run()));
       // Beats from the moment run() is called until the main worker stops (STOPPING, DRAINED, FAILED: no more beats).
       const heartbeat = startHeartbeat(opts.pool, opts.taskQueue, () => ['INITIALIZED', 'RUNNING'].includes(main.getState()));
+      if (opts.tlog) {
+        // The builder is a workflow on this queue; a failed start (Temporal or PostgreSQL briefly away) is tried again every 5 s.
+        const startBuilder = (): void => {
+          ensureLogBuilder(client, opts.pool, opts.taskQueue).catch((e: Error) => {
+            log().warn({ component: 'tlog', err: e.message }, 'could not start the log builder workflow; trying again in 5 s');
+            if (['INITIALIZED', 'RUNNING'].includes(main.getState())) setTimeout(startBuilder, 5_000).unref();
+          });
+        };
+        startBuilder();
+      }
       try {
         await running;
       } finally {

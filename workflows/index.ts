@@ -3,3 +3,4 @@ export { sessionWorkflow } from './sessions/workflow';
 export { intentWorkflow } from './intents/workflow';
 export { taskSchedulerWorkflow } from './tasks/scheduler';
 export { taskRunWorkflow } from './tasks/run';
+export { tlogBuilderWorkflow } from './tlog/builder';

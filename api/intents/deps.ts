@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import type { IntentClient } from '../../clients/intents';
 import type { IntentStore } from '../../lib/store/intents';
+import type { TlogStore } from '../../lib/store/tlog';
 import type { KeyStore } from '../auth';
 
 export interface IntentDeps {
@@ -11,6 +12,8 @@ export interface IntentDeps {
   /** Bounds the writes this process has in flight (shared with the session routes). */
   admission: Admission;
   store: IntentStore;
+  /** log_index of transitions (the transparency log's leaves). */
+  tlog: TlogStore;
   keys: KeyStore;
   /** For /api/health. */
   pool: Pool;

@@ -19,7 +19,7 @@ import { LIMITS } from '../lib/domain/limits';
 import { verifyChain, type ChainEvent } from '../lib/hash-chain';
 import { TASK_STATUSES, type TaskStatus } from '../lib/domain/tasks';
 import { runWitness, type WitnessCliOptions } from './witness';
-import { attachProofs, verifyExportProofs, type LoggedRecord, type ProofSource } from '../lib/tlog/bundle';
+import { attachProofs, compareWithWitnessed, verifyExportProofs, type LoggedRecord, type ProofSource } from '../lib/tlog/bundle';
 import type { TrustPolicy } from '../lib/tlog/proof';
 import { noteVerifier } from '../lib/tlog/note';
 import { cosignatureVerifier } from '../lib/tlog/cosignature';
@@ -211,11 +211,17 @@ program
   .argument('<session_id>')
   .option('-o, --output <file>', 'write to this file instead of stdout')
   .option('--no-proofs', 'leave out the transparency-log proofs')
-  .action(async (id: string, o: { output?: string; proofs: boolean }, cmd: Command) => {
+  .option('--checkpoint <file>', 'prove against this checkpoint note (e.g. one your witnesses cosigned) instead of the log\'s latest')
+  .action(async (id: string, o: { output?: string; proofs: boolean; checkpoint?: string }, cmd: Command) => {
     let events: Array<Awaited<ReturnType<typeof allEvents>>[number] & { log_index?: number | null; tlog_proof?: string }> = await allEvents(client(cmd), id);
     let note = '';
     if (o.proofs) {
-      const attached = await attachProofs(events, logProofSource(cmd));
+      const source = logProofSource(cmd);
+      if (o.checkpoint) {
+        const file = o.checkpoint;
+        source.checkpoint = () => Promise.resolve(fs.readFileSync(file, 'utf8'));
+      }
+      const attached = await attachProofs(events, source);
       events = attached.records;
       note = `, ${attached.proven} with log proofs${attached.pending ? ` (${attached.pending} not in a checkpoint yet)` : ''}`;
     }
@@ -255,35 +261,22 @@ program
   .option('--witness-key <key...>', 'a witness cosigner key to count cosignatures of')
   .option('--quorum <n>', 'cosignatures required from the --witness-key witnesses (default: all of them)')
   .option('--origin <origin>', "the log's origin (default: any origin the log key signed)")
-  .action((file: string, o: { head?: string; logKey?: string[]; witnessKey?: string[]; quorum?: string; origin?: string }, cmd: Command) => {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
-    }
-    const events: ChainEvent[] = [];
-    for (const [i, line] of text.split('\n').entries()) {
-      if (!line.trim()) continue;
-      let e: Record<string, unknown>;
-      try {
-        e = JSON.parse(line);
-      } catch (err) {
-        throw new CliError(`${file}:${i + 1}: not JSON: ${(err as Error).message}`);
-      }
-      // The export carries the API's `type`; the chain rule names the member event_type.
-      events.push({ ...e, event_type: (e.event_type ?? e.type) as string } as unknown as ChainEvent);
-    }
+  .option('--against <witnessed export>', 'an earlier export whose proofs verify under the keys above: every record it proves must be in <file> unchanged')
+  .action((file: string, o: { head?: string; logKey?: string[]; witnessKey?: string[]; quorum?: string; origin?: string; against?: string }, cmd: Command) => {
+    const events = readExport(file);
     if (events.length === 0) throw new CliError(`${file} holds no events`);
     const sessionId = events[0].session_id;
     const r = verifyChain(sessionId, events);
     const headOk = o.head === undefined || (r.ok && r.head_hash === o.head);
     const log = o.logKey?.length ? verifyExportProofs(events as unknown as LoggedRecord[], trustPolicy(o)) : undefined;
     const hasProofs = events.some((e) => (e as unknown as LoggedRecord).tlog_proof !== undefined);
-    const ok = r.ok && headOk && r.checked === events.length && (log?.ok ?? true);
-    if (globals(cmd).json) printJson({ session_id: sessionId, ...r, ok, ...(o.head !== undefined ? { head_matches: headOk } : {}), ...(log ? { log } : {}) });
+    if (o.against && !o.logKey?.length) throw new CliError('--against needs --log-key (and --witness-key) to check the witnessed export');
+    const against = o.against ? compareWithWitnessed(events as unknown as LoggedRecord[], readExport(o.against) as unknown as LoggedRecord[], trustPolicy(o)) : undefined;
+    const ok = r.ok && headOk && r.checked === events.length && (log?.ok ?? true) && (against?.ok ?? true);
+    if (globals(cmd).json) printJson({ session_id: sessionId, ...r, ok, ...(o.head !== undefined ? { head_matches: headOk } : {}), ...(log ? { log } : {}), ...(against ? { against } : {}) });
     else if (!r.ok) out(`BROKEN  ${sessionId}  at seq ${r.first_bad_seq}: ${r.reason}: ${r.detail ?? ''}`);
     else if (!headOk) out(`BROKEN  ${sessionId}  the last hash ${short(r.head_hash)} is not the expected ${short(o.head)}`);
+    else if (against && !against.ok) out(`BROKEN  ${sessionId}  at seq ${against.first_bad?.seq} (log index ${against.first_bad?.log_index ?? '-'}): ${against.first_bad?.reason}: ${against.first_bad?.detail}`);
     else if (log && !log.ok) out(`BROKEN  ${sessionId}  at seq ${log.first_bad?.seq} (log index ${log.first_bad?.log_index ?? '-'}): not the record the log committed to: ${log.first_bad?.reason}: ${log.first_bad?.detail}`);
     else {
       out(`ok      ${sessionId}  ${r.checked} events, head ${r.head_seq} ${r.head_hash}`);
@@ -292,9 +285,32 @@ program
         out(`log     ${log.proven} events in checkpoint ${c.size} of ${c.origin}, cosigned by ${c.cosigners.map((x) => x.name).join(', ') || 'no witness'}${log.unproven ? `; ${log.unproven} without a proof` : ''}`);
       } else if (log) out(`log     no event carries a proof (${log.unproven} without one)`);
       else if (hasProofs) out('log     proofs present but not checked: pass --log-key (and --witness-key) to check them');
+      if (against) out(`against ${against.compared} witnessed events unchanged (${o.against})`);
     }
     if (!ok) process.exitCode = 1;
   });
+
+/** The events of a JSON Lines export, with the API's `type` as the chain rule's `event_type`. */
+function readExport(file: string): ChainEvent[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  const events: ChainEvent[] = [];
+  for (const [i, line] of text.split('\n').entries()) {
+    if (!line.trim()) continue;
+    let e: Record<string, unknown>;
+    try {
+      e = JSON.parse(line);
+    } catch (err) {
+      throw new CliError(`${file}:${i + 1}: not JSON: ${(err as Error).message}`);
+    }
+    events.push({ ...e, event_type: (e.event_type ?? e.type) as string } as unknown as ChainEvent);
+  }
+  return events;
+}
 
 /** verify-file's trust policy: the log key(s), the witness keys and the quorum. */
 function trustPolicy(o: { logKey?: string[]; witnessKey?: string[]; quorum?: string; origin?: string }): TrustPolicy {

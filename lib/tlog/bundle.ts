@@ -82,3 +82,34 @@ export function verifyExportProofs(records: readonly LoggedRecord[], policy: Tru
   return { ok: true, proven, unproven, ...(best ? { checkpoint: best } : {}) };
 }
 
+
+export interface AgainstVerdict {
+  ok: boolean;
+  /** Records of the witnessed export compared with the current one. */
+  compared: number;
+  first_bad?: { seq: number; log_index: number | null; reason: 'witnessed-proof' | 'differs' | 'missing'; detail: string };
+}
+
+/**
+ * Compares a current export with an earlier witnessed one: every record the witnessed export
+ * proves (its proofs must verify under the policy, quorum included) must be in the current
+ * export with the same hash. Names the first record that differs or is gone: after a
+ * consistent rewrite of chain and log, this is the record the rewrite started at.
+ */
+export function compareWithWitnessed(current: readonly LoggedRecord[], witnessed: readonly LoggedRecord[], policy: TrustPolicy): AgainstVerdict {
+  const w = verifyExportProofs(witnessed, policy);
+  if (!w.ok) return { ok: false, compared: 0, first_bad: { ...w.first_bad!, reason: 'witnessed-proof', detail: `the witnessed export does not verify: ${w.first_bad!.reason}: ${w.first_bad!.detail}` } };
+  const bySeq = new Map(current.map((r) => [r.seq, r]));
+  let compared = 0;
+  for (const r of witnessed) {
+    if (r.tlog_proof === undefined) continue;
+    const logIndex = typeof r.log_index === 'number' ? r.log_index : null;
+    const now = bySeq.get(r.seq);
+    if (!now) return { ok: false, compared, first_bad: { seq: r.seq, log_index: logIndex, reason: 'missing', detail: `seq ${r.seq}, which the witnessed checkpoint covers, is gone` } };
+    if (now.hash !== r.hash) {
+      return { ok: false, compared, first_bad: { seq: r.seq, log_index: logIndex, reason: 'differs', detail: `its hash is ${now.hash}, the witnessed checkpoint ${w.checkpoint?.size} commits to ${r.hash}` } };
+    }
+    compared++;
+  }
+  return { ok: true, compared };
+}

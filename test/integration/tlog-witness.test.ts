@@ -14,7 +14,8 @@ import { cosignatureVerifier, generateCosignerKey } from '../../lib/tlog/cosigna
 import { generateNoteKey, openNote } from '../../lib/tlog/note';
 import { formatAddCheckpoint, Witness, WitnessStateStore } from '../../lib/tlog/witness';
 import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
-import { parseWitnessList, witnessCheckpoint, witnessingSettings, type WitnessEndpoint } from '../../lib/tlog/witnessing';
+import { parseWitnessList, witnessCheckpoint, type WitnessEndpoint } from '../../lib/tlog/witnessing';
+import { loadConfig } from '../../lib/config';
 import { TestLog } from '../support/tlog-test-log';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-witness-'));
@@ -182,17 +183,17 @@ describe('the witness over HTTP', () => {
     expect(r.failures[0].reason).toMatch(/no valid cosignature/);
   });
 
-  test('LOG_WITNESSES and LOG_WITNESS_QUORUM', () => {
+  test('LOG_WITNESSES and LOG_WITNESS_QUORUM (lib/config.ts)', () => {
     const a = generateCosignerKey('a.test/w').verifierKey;
     const b = generateCosignerKey('b.test/w').verifierKey;
-    const s = witnessingSettings({ LOG_WITNESSES: `http://127.0.0.1:1/ ${a},\nhttps://w.example/x ${b}` });
+    const s = loadConfig({ LOG_WITNESSES: `http://127.0.0.1:1/ ${a},\nhttps://w.example/x ${b}` }).logWitnessing;
     expect(s.witnesses.map((w) => [w.url, w.name])).toEqual([['http://127.0.0.1:1', 'a.test/w'], ['https://w.example/x', 'b.test/w']]);
     expect(s.quorum).toBe(2);
-    expect(witnessingSettings({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '0' }).quorum).toBe(0);
-    expect(() => witnessingSettings({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '2' })).toThrow(/LOG_WITNESS_QUORUM/);
-    expect(() => witnessingSettings({ LOG_WITNESSES: `ftp://a ${a}` })).toThrow(/http/);
-    expect(() => witnessingSettings({ LOG_WITNESSES: `http://a ${generateNoteKey('x.test').verifierKey}` })).toThrow(/0x04/);
-    expect(witnessingSettings({})).toEqual({ witnesses: [], quorum: 0 });
+    expect(loadConfig({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '0' }).logWitnessing.quorum).toBe(0);
+    expect(() => loadConfig({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '2' })).toThrow(/LOG_WITNESS_QUORUM/);
+    expect(() => loadConfig({ LOG_WITNESSES: `ftp://a ${a}` })).toThrow(/http/);
+    expect(() => loadConfig({ LOG_WITNESSES: `http://a ${generateNoteKey('x.test').verifierKey}` })).toThrow(/0x04/);
+    expect(loadConfig({}).logWitnessing).toEqual({ witnesses: [], quorum: 0 });
   });
 });
 

@@ -238,15 +238,17 @@ function logProofSource(cmd: Command): ProofSource {
   const s = clientSettings();
   const base = (g.url ?? s.url).replace(/\/$/, '');
   const apiKey = g.apiKey ?? s.apiKey;
-  const get = async (path: string): Promise<Response> => {
+  /** GET path; with `missingOk`, a 404 (the log has no checkpoint yet, or this server keeps no log) is null. */
+  const get = async (path: string, missingOk = false): Promise<Response | null> => {
     const res = await fetch(`${base}${path}`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal: AbortSignal.timeout(60_000) });
+    if (missingOk && res.status === 404) return null;
     if (!res.ok) throw new CliError(`GET ${path}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`, 1);
     return res;
   };
   return {
-    checkpoint: async () => (await get('/v1/log/checkpoint')).text(),
+    checkpoint: async () => (await get('/v1/log/checkpoint', true))?.text() ?? null,
     inclusion: async (leafIndex, treeSize) => {
-      const body = (await (await get(`/v1/log/proof/inclusion?leaf_index=${leafIndex}&tree_size=${treeSize}`)).json()) as { hashes: string[] };
+      const body = (await (await get(`/v1/log/proof/inclusion?leaf_index=${leafIndex}&tree_size=${treeSize}`))!.json()) as { hashes: string[] };
       return body.hashes.map((h) => Buffer.from(h, 'base64'));
     },
   };

@@ -18,15 +18,16 @@ export interface LoggedRecord {
 }
 
 export interface ProofSource {
-  /** The latest (cosigned) checkpoint note: GET /v1/log/checkpoint. */
-  checkpoint(): Promise<string>;
+  /** The latest (cosigned) checkpoint note: GET /v1/log/checkpoint; null when the log has none yet. */
+  checkpoint(): Promise<string | null>;
   /** GET /v1/log/proof/inclusion?leaf_index=I&tree_size=N → its hashes. */
   inclusion(leafIndex: number, treeSize: number): Promise<Buffer[]>;
 }
 
 /** Adds `tlog_proof` to every record the latest checkpoint covers; returns how many are not covered yet. */
-export async function attachProofs<T extends LoggedRecord>(records: T[], source: ProofSource): Promise<{ records: T[]; proven: number; pending: number; checkpoint: string }> {
+export async function attachProofs<T extends LoggedRecord>(records: T[], source: ProofSource): Promise<{ records: T[]; proven: number; pending: number; checkpoint: string | null }> {
   const checkpoint = await source.checkpoint();
+  if (checkpoint === null) return { records, proven: 0, pending: records.length, checkpoint };
   const size = parseCheckpoint(parseNote(checkpoint).text).size;
   let proven = 0;
   const out: T[] = [];

@@ -174,6 +174,36 @@ describe('the witness over HTTP', () => {
     expect(down.failures.map((f) => f.witness)).toEqual([w2.endpoint.name]);
   });
 
+  test('no cosignature when the state cannot be written: the answer is an error and the old state stands', async () => {
+    const log = new TestLog().grow(3);
+    const stateFile = path.join(tmp, 'failing.json');
+    const store = new WitnessStateStore(stateFile);
+    let failWrites = false;
+    const write = store.write.bind(store);
+    store.write = (s) => {
+      if (failWrites) throw new Error('disk full');
+      write(s);
+    };
+    const key = generateCosignerKey('witness.test/failing');
+    const witness = new Witness({ signerKey: key.signerKey, logs: [{ origin: log.origin, verifierKeys: [log.key.verifierKey] }], store });
+    const server = await startWitnessServer(witness, { host: '127.0.0.1', port: 0 });
+    try {
+      expect((await post(server.url, formatAddCheckpoint(0, [], log.checkpoint()))).status).toBe(200);
+      failWrites = true;
+      log.grow(2);
+      const failed = await post(server.url, formatAddCheckpoint(3, log.tree.consistency(3, 5), log.checkpoint()));
+      expect(failed.status).toBe(500);
+      expect(failed.body).not.toContain('\u2014');
+      expect(witness.logState(log.origin)?.size).toBe(3);
+      expect(readState(stateFile).logs[log.origin].size).toBe(3);
+      // Once the disk is back, the same request is cosigned.
+      failWrites = false;
+      expect((await post(server.url, formatAddCheckpoint(3, log.tree.consistency(3, 5), log.checkpoint()))).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a witness answer with a bad cosignature is not counted', async () => {
     const log = new TestLog().grow(2);
     const w = await startWitness([log]);

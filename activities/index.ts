@@ -9,6 +9,7 @@ import type { FollowUpCreator } from './task-outputs/follow-up';
 import { createSignalActivities } from './signals';
 import type { RunControl } from './task-run-control';
 import { createTaskActivities } from './tasks';
+import { createTlogActivities, type TlogDeps } from './tlog';
 
 export interface ActivityDeps {
   /** Pool connected as the SELECT/INSERT-only role. */
@@ -35,6 +36,8 @@ export interface ActivityDeps {
   runs?: RunControl;
   /** OpenTelemetry export (activities/otel.ts); none: the export activity answers `disabled`. */
   otel?: OtelActivityDeps['export'];
+  /** The transparency log builder's origin and signer, and its interval (activities/tlog.ts). Default none: the builder's activity fails. */
+  tlog?: Omit<TlogDeps, 'pool'>;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -43,6 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createIntentActivities(deps),
     ...createSignalActivities({ pool: deps.pool }),
     ...createOtelActivities({ pool: deps.pool, export: deps.otel }),
+    ...createTlogActivities({ pool: deps.pool, ...deps.tlog }),
     ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], outboundEchoBodies: deps.outboundEchoBodies, secrets: deps.secrets, secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps, runs: deps.runs }),
   };
 }

@@ -29,6 +29,8 @@ import { createSession, seedInit } from './sessions/contract';
 import { seedRouter } from './sessions/seed-routes';
 import { v1Router } from './sessions/v1-routes';
 import { signalRouter } from './signals/routes';
+import { tlogRouter } from './tlog/routes';
+import { TlogStore } from '../lib/store/tlog';
 import { taskRouter } from './tasks/routes';
 import { health, openapi, readiness as readinessRoute } from './system/contract';
 import { docsRouter } from './system/docs';
@@ -101,6 +103,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       writeTimeoutMs: config.writeTimeoutMs,
     }),
     store: new SessionStore(pool),
+    tlog: new TlogStore(pool),
     keys,
     temporalUiUrl: config.temporalUiUrl,
     temporalNamespace: config.temporalNamespace,
@@ -127,6 +130,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       keys,
     }),
   );
+  app.use(tlogRouter({ store: new TlogStore(pool), keys }));
   app.use((req, _res, next) => next(DomainError.field('not_found', 'path', 'unknown route').withMessage(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler);
   return app;
@@ -163,6 +167,7 @@ function intentDeps({ client, pool, config, keys }: AppDeps, admission: Admissio
     intents: IntentClient.fromConfig(client, pool, config),
     store: new IntentStore(pool),
     sessions: new SessionStore(pool),
+    tlog: new TlogStore(pool),
     keys,
     pool,
     client,

@@ -188,7 +188,7 @@ export class TimekeeperClient {
     const res = await this.send(c.method.toUpperCase(), path + queryString(r.query), r.body === undefined ? undefined : JSON.stringify(r.body), r);
     const declared = Object.prototype.hasOwnProperty.call(c.responses, res.status);
     if (this.options.validateResponses) checkContract(name, c, res, declared);
-    if (declared) return { status: res.status, body: res.body, headers: res.headers } as CallResponse<N>;
+    if (declared) return { status: res.status, body: c.contentType === 'text/plain' ? res.text : res.body, headers: res.headers } as CallResponse<N>;
     throw new TimekeeperApiError(name, res.status, asProblem(res), res.body, res.headers);
   }
 
@@ -340,6 +340,16 @@ export class TimekeeperClient {
     send: async (body: B<'sendSignal'>, opts?: CallOptions): Promise<ResponseBody<'sendSignal'>> => (await this.call('sendSignal', { ...opts, body })).body,
   };
 
+  /** The transparency log (/v1/log/*): its key, latest checkpoint and proofs. */
+  readonly log = {
+    key: async (opts?: CallOptions): Promise<string> => (await this.call('getLogKey', { ...opts })).body,
+    checkpoint: async (opts?: CallOptions): Promise<string> => (await this.call('getLogCheckpoint', { ...opts })).body,
+    inclusion: async (query: Q<'getInclusionProof'>, opts?: CallOptions): Promise<ResponseBody<'getInclusionProof'>> =>
+      (await this.call('getInclusionProof', { ...opts, query })).body,
+    consistency: async (query: Q<'getConsistencyProof'>, opts?: CallOptions): Promise<ResponseBody<'getConsistencyProof'>> =>
+      (await this.call('getConsistencyProof', { ...opts, query })).body,
+  };
+
   /** Cron expressions checked before they are saved (/v1/schedules/preview). */
   readonly schedules = {
     /** The UTC fire times of a cron expression in a time zone after `from` (exclusive, default now), under the declared time-zone policy. */
@@ -409,8 +419,9 @@ function checkContract(name: string, c: RouteContract, res: RawResponse, declare
   };
   const type = res.headers.get('content-type') ?? '';
   if (declared) {
-    if (!/^application\/json/.test(type)) fail(`content-type ${type || '(none)'}, expected application/json`);
-    const r = c.responses[res.status].safeParse(res.body);
+    const expected = c.contentType ?? 'application/json';
+    if (!type.startsWith(expected)) fail(`content-type ${type || '(none)'}, expected ${expected}`);
+    const r = c.responses[res.status].safeParse(expected === 'text/plain' ? res.text : res.body);
     if (!r.success) fail(issues(r.error));
     return;
   }

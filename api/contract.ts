@@ -28,6 +28,8 @@ export interface RouteContract {
   body?: ZodType;
   /** Success responses by status. */
   responses: Record<number, ZodType>;
+  /** The success responses' media type; default application/json. text/plain ones are a z.string(). */
+  contentType?: 'application/json' | 'text/plain';
   /** Error statuses the route may answer with a problem (documentation). */
   errors: number[];
   /** Example request body for the docs. */

@@ -62,7 +62,7 @@ function parameters(c: RouteContract, comp: Components) {
 function operation(name: string, c: RouteContract, comp: Components) {
   const responses: Record<string, unknown> = {};
   for (const [status, schema] of Object.entries(c.responses)) {
-    responses[status] = { description: STATUS_TEXT[Number(status)] ?? 'Response', content: { 'application/json': { schema: comp.schema(schema, 'output') } } };
+    responses[status] = { description: STATUS_TEXT[Number(status)] ?? 'Response', content: { [c.contentType ?? 'application/json']: { schema: comp.schema(schema, 'output') } } };
   }
   for (const status of c.errors) {
     responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };

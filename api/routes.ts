@@ -4,7 +4,8 @@ import { sessionRoutes } from './sessions/contract';
 import { signalRoutes } from './signals/contract';
 import { systemRoutes } from './system/contract';
 import { taskRoutes } from './tasks/contract';
+import { logRoutes } from './tlog/contract';
 
-export const routes = { ...systemRoutes, ...sessionRoutes, ...intentRoutes, ...taskRoutes, ...signalRoutes } as const;
+export const routes = { ...systemRoutes, ...sessionRoutes, ...intentRoutes, ...taskRoutes, ...signalRoutes, ...logRoutes } as const;
 export type Routes = typeof routes;
 export type RouteName = keyof Routes;

@@ -22,6 +22,10 @@ import { verifyChain, type ChainEvent } from '../lib/hash-chain';
 import { TASK_STATUSES, type TaskStatus } from '../lib/domain/tasks';
 import { runWitness, type WitnessCliOptions } from './witness';
 import { TASK_LIST_ORDERS, type TaskListOrder } from '../lib/domain/list-order';
+import { attachProofs, compareWithWitnessed, verifyExportProofs, type LoggedRecord, type ProofSource } from '../lib/tlog/bundle';
+import type { TrustPolicy } from '../lib/tlog/proof';
+import { noteVerifier } from '../lib/tlog/note';
+import { cosignatureVerifier } from '../lib/tlog/cosignature';
 
 class CliError extends Error {
   constructor(
@@ -198,7 +202,8 @@ program
     else {
       for (const r of results) {
         const ok = r.ok && (r.anchor?.ok ?? true);
-        if (ok) out(`ok      ${r.session_id}  ${r.checked} events, head ${r.head_seq ?? '-'} ${short(r.head_hash)}`);
+        const logged = r.log.checkpoint ? `, ${r.log.proven} in log checkpoint ${r.log.checkpoint.tree_size}${r.log.pending ? ` (${r.log.pending} pending)` : ''}` : ', log: no checkpoint yet';
+        if (ok) out(`ok      ${r.session_id}  ${r.checked} events, head ${r.head_seq ?? '-'} ${short(r.head_hash)}${logged}`);
         else if (!r.ok) out(`BROKEN  ${r.session_id}  at seq ${r.first_bad_seq}: ${r.reason}: ${r.detail ?? ''}`);
         else out(`BROKEN  ${r.session_id}  the chain head differs from the session workflow's (seq ${r.anchor?.seq} ${short(r.anchor?.hash)})`);
       }
@@ -209,53 +214,126 @@ program
 
 program
   .command('export')
-  .description('export a session as JSON Lines: one event per line, with seq, prev_hash and hash (check it offline with verify-file)')
+  .description('export a session as JSON Lines: one event per line, with seq, prev_hash, hash and, for events the log covers, a tlog_proof against its latest witnessed checkpoint (check it offline with verify-file)')
   .argument('<session_id>')
   .option('-o, --output <file>', 'write to this file instead of stdout')
-  .action(async (id: string, o: { output?: string }, cmd: Command) => {
-    const events = await allEvents(client(cmd), id);
+  .option('--no-proofs', 'leave out the transparency-log proofs')
+  .option('--checkpoint <file>', 'prove against this checkpoint note (e.g. one your witnesses cosigned) instead of the log\'s latest')
+  .action(async (id: string, o: { output?: string; proofs: boolean; checkpoint?: string }, cmd: Command) => {
+    let events: Array<Awaited<ReturnType<typeof allEvents>>[number] & { log_index?: number | null; tlog_proof?: string }> = await allEvents(client(cmd), id);
+    let note = '';
+    if (o.proofs) {
+      const source = logProofSource(cmd);
+      if (o.checkpoint) {
+        const file = o.checkpoint;
+        source.checkpoint = () => Promise.resolve(fs.readFileSync(file, 'utf8'));
+      }
+      const attached = await attachProofs(events, source);
+      events = attached.records;
+      note = `, ${attached.proven} with log proofs${attached.pending ? ` (${attached.pending} not in a checkpoint yet)` : ''}`;
+    }
     const text = events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : '');
     if (o.output) {
       fs.writeFileSync(o.output, text);
-      process.stderr.write(`${events.length} events of ${id} written to ${o.output}\n`);
+      process.stderr.write(`${events.length} events of ${id} written to ${o.output}${note}\n`);
     } else process.stdout.write(text);
   });
+
+/** The log's proof routes (GET /v1/log/checkpoint, /v1/log/proof/inclusion) of the server the CLI talks to. */
+function logProofSource(cmd: Command): ProofSource {
+  const g = globals(cmd);
+  const s = clientSettings();
+  const base = (g.url ?? s.url).replace(/\/$/, '');
+  const apiKey = g.apiKey ?? s.apiKey;
+  /** GET path; with `missingOk`, a 404 (the log has no checkpoint yet, or this server keeps no log) is null. */
+  const get = async (path: string, missingOk = false): Promise<Response | null> => {
+    const res = await fetch(`${base}${path}`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal: AbortSignal.timeout(60_000) });
+    if (missingOk && res.status === 404) return null;
+    if (!res.ok) throw new CliError(`GET ${path}: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`, 1);
+    return res;
+  };
+  return {
+    checkpoint: async () => (await get('/v1/log/checkpoint', true))?.text() ?? null,
+    inclusion: async (leafIndex, treeSize) => {
+      const body = (await (await get(`/v1/log/proof/inclusion?leaf_index=${leafIndex}&tree_size=${treeSize}`))!.json()) as { hashes: string[] };
+      return body.hashes.map((h) => Buffer.from(h, 'base64'));
+    },
+  };
+}
 
 program
   .command('verify-file')
   .description("verify an export offline, by docs/hash-chain.md's rule (no server needed; exit 1 when the chain is broken)")
   .argument('<file>', 'a JSON Lines export (`timekeeper export`)')
   .option('--head <hash>', 'also require the last event to have this hash (e.g. from a verify at export time)')
-  .action((file: string, o: { head?: string }, cmd: Command) => {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
-    }
-    const events: ChainEvent[] = [];
-    for (const [i, line] of text.split('\n').entries()) {
-      if (!line.trim()) continue;
-      let e: Record<string, unknown>;
-      try {
-        e = JSON.parse(line);
-      } catch (err) {
-        throw new CliError(`${file}:${i + 1}: not JSON: ${(err as Error).message}`);
-      }
-      // The export carries the API's `type`; the chain rule names the member event_type.
-      events.push({ ...e, event_type: (e.event_type ?? e.type) as string } as unknown as ChainEvent);
-    }
+  .option('--log-key <key...>', "the log's verifier key (GET /v1/log/key): check each event's tlog_proof against it")
+  .option('--witness-key <key...>', 'a witness cosigner key to count cosignatures of')
+  .option('--quorum <n>', 'cosignatures required from the --witness-key witnesses (default: all of them)')
+  .option('--origin <origin>', "the log's origin (default: any origin the log key signed)")
+  .option('--against <witnessed export>', 'an earlier export whose proofs verify under the keys above: every record it proves must be in <file> unchanged')
+  .action((file: string, o: { head?: string; logKey?: string[]; witnessKey?: string[]; quorum?: string; origin?: string; against?: string }, cmd: Command) => {
+    const events = readExport(file);
     if (events.length === 0) throw new CliError(`${file} holds no events`);
     const sessionId = events[0].session_id;
     const r = verifyChain(sessionId, events);
     const headOk = o.head === undefined || (r.ok && r.head_hash === o.head);
-    const ok = r.ok && headOk && r.checked === events.length;
-    if (globals(cmd).json) printJson({ session_id: sessionId, ...r, ok, ...(o.head !== undefined ? { head_matches: headOk } : {}) });
+    const log = o.logKey?.length ? verifyExportProofs(events as unknown as LoggedRecord[], trustPolicy(o)) : undefined;
+    const hasProofs = events.some((e) => (e as unknown as LoggedRecord).tlog_proof !== undefined);
+    if (o.against && !o.logKey?.length) throw new CliError('--against needs --log-key (and --witness-key) to check the witnessed export');
+    const against = o.against ? compareWithWitnessed(events as unknown as LoggedRecord[], readExport(o.against) as unknown as LoggedRecord[], trustPolicy(o)) : undefined;
+    const ok = r.ok && headOk && r.checked === events.length && (log?.ok ?? true) && (against?.ok ?? true);
+    if (globals(cmd).json) printJson({ session_id: sessionId, ...r, ok, ...(o.head !== undefined ? { head_matches: headOk } : {}), ...(log ? { log } : {}), ...(against ? { against } : {}) });
     else if (!r.ok) out(`BROKEN  ${sessionId}  at seq ${r.first_bad_seq}: ${r.reason}: ${r.detail ?? ''}`);
     else if (!headOk) out(`BROKEN  ${sessionId}  the last hash ${short(r.head_hash)} is not the expected ${short(o.head)}`);
-    else out(`ok      ${sessionId}  ${r.checked} events, head ${r.head_seq} ${r.head_hash}`);
+    else if (against && !against.ok) out(`BROKEN  ${sessionId}  at seq ${against.first_bad?.seq} (log index ${against.first_bad?.log_index ?? '-'}): ${against.first_bad?.reason}: ${against.first_bad?.detail}`);
+    else if (log && !log.ok) out(`BROKEN  ${sessionId}  at seq ${log.first_bad?.seq} (log index ${log.first_bad?.log_index ?? '-'}): not the record the log committed to: ${log.first_bad?.reason}: ${log.first_bad?.detail}`);
+    else {
+      out(`ok      ${sessionId}  ${r.checked} events, head ${r.head_seq} ${r.head_hash}`);
+      if (log?.checkpoint) {
+        const c = log.checkpoint;
+        out(`log     ${log.proven} events in checkpoint ${c.size} of ${c.origin}, cosigned by ${c.cosigners.map((x) => x.name).join(', ') || 'no witness'}${log.unproven ? `; ${log.unproven} without a proof` : ''}`);
+      } else if (log) out(`log     no event carries a proof (${log.unproven} without one)`);
+      else if (hasProofs) out('log     proofs present but not checked: pass --log-key (and --witness-key) to check them');
+      if (against) out(`against ${against.compared} witnessed events unchanged (${o.against})`);
+    }
     if (!ok) process.exitCode = 1;
   });
+
+/** The events of a JSON Lines export, with the API's `type` as the chain rule's `event_type`. */
+function readExport(file: string): ChainEvent[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  const events: ChainEvent[] = [];
+  for (const [i, line] of text.split('\n').entries()) {
+    if (!line.trim()) continue;
+    let e: Record<string, unknown>;
+    try {
+      e = JSON.parse(line);
+    } catch (err) {
+      throw new CliError(`${file}:${i + 1}: not JSON: ${(err as Error).message}`);
+    }
+    events.push({ ...e, event_type: (e.event_type ?? e.type) as string } as unknown as ChainEvent);
+  }
+  return events;
+}
+
+/** verify-file's trust policy: the log key(s), the witness keys and the quorum. */
+function trustPolicy(o: { logKey?: string[]; witnessKey?: string[]; quorum?: string; origin?: string }): TrustPolicy {
+  const witnessKeys = o.witnessKey ?? [];
+  const quorum = o.quorum === undefined ? witnessKeys.length : Number(o.quorum);
+  if (!Number.isInteger(quorum) || quorum < 0 || quorum > witnessKeys.length) throw new CliError(`--quorum must be from 0 to the number of --witness-key (${witnessKeys.length})`);
+  try {
+    (o.logKey ?? []).forEach(noteVerifier);
+    witnessKeys.forEach(cosignatureVerifier);
+  } catch (err) {
+    throw new CliError(`a --log-key or --witness-key is not a verifier key of its kind: ${(err as Error).message}`);
+  }
+  return { logKeys: o.logKey ?? [], witnessKeys, quorum, origin: o.origin };
+}
 
 // ---- transparency log witness -------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { LIMITS, TUNABLE, Tunable } from './domain/limits';
 import { AGENT_TYPES, DELIVERY_TYPES, SECRET_NAME_RE } from './domain/tasks';
 import type { AgentTaskBounds } from './agent-task-bounds';
+import { witnessingSettings, type WitnessingSettings } from './tlog/witnessing';
 
 export const APP_ROLE = 'timekeeper_app';
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/timekeeper';
@@ -107,6 +108,11 @@ const EnvSchema = z.object({
   OUTBOUND_ECHO_BODIES: optional.pipe(z.enum(['true', 'false', '1', '0'], { error: 'OUTBOUND_ECHO_BODIES must be true or false' }).optional()),
   AGENT_SECRETS: optional,
   SECRETS_KEY: optional,
+  LOG_ORIGIN: optional.pipe(z.string().regex(/^[\x21-\x2a\x2c-\x7e]{1,200}$/, { error: 'LOG_ORIGIN must be 1-200 printable ASCII characters without spaces or "+" (it is also the signing key\'s name)' }).optional()),
+  LOG_SIGNING_KEY_FILE: optional,
+  LOG_BATCH_INTERVAL_MS: intVar('LOG_BATCH_INTERVAL_MS', 1000, 100, 4000),
+  LOG_WITNESSES: optional,
+  LOG_WITNESS_QUORUM: optional,
   PUBLIC_URL: optional.pipe(z.url({ error: 'PUBLIC_URL must be an http(s) URL', protocol: /^https?$/ }).optional()),
   TASKS_TASK_QUEUE: optional,
   TASKS_CORE_TASK_QUEUE: optional,
@@ -233,6 +239,14 @@ export interface Config {
    * start and kept in <dataDir>/secrets.key (lib/secrets-key.ts).
    */
   secretsKey: string | undefined;
+  /** LOG_ORIGIN: the transparency log's origin line (and key name); undefined: timekeeper/<instance id> (lib/tlog/log-key.ts). */
+  logOrigin: string | undefined;
+  /** LOG_SIGNING_KEY_FILE: the log's Ed25519 signing key; undefined: <dataDir>/log-signing.key, generated on first start. */
+  logSigningKeyFile: string | undefined;
+  /** LOG_BATCH_INTERVAL_MS: how often the log builder looks for new records (100-4000, default 1000). */
+  logBatchIntervalMs: number;
+  /** LOG_WITNESSES and LOG_WITNESS_QUORUM: the witnesses each checkpoint goes to and how many must cosign (lib/tlog/witnessing.ts). */
+  logWitnessing: WitnessingSettings;
   /**
    * The API's base URL as agents reach it (PUBLIC_URL, no trailing slash): a webhook or OpenClaw
    * agent posts its result to <publicUrl>/v1/runs/{run_id}/result. Default the listen address
@@ -359,6 +373,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboundEchoBodies: e.OUTBOUND_ECHO_BODIES === 'true' || e.OUTBOUND_ECHO_BODIES === '1',
     agentSecrets: agentSecretsOf(e.AGENT_SECRETS),
     secretsKey: e.SECRETS_KEY,
+    logOrigin: e.LOG_ORIGIN,
+    logSigningKeyFile: e.LOG_SIGNING_KEY_FILE,
+    logBatchIntervalMs: e.LOG_BATCH_INTERVAL_MS,
+    logWitnessing: witnessingSettings(e.LOG_WITNESSES, e.LOG_WITNESS_QUORUM),
     publicUrl: (e.PUBLIC_URL ?? `http://${listenHostForUrl(e.HOST ?? '127.0.0.1')}:${e.PORT}`).replace(/\/+$/, ''),
     tasksTaskQueue: e.TASKS_TASK_QUEUE,
     tasksCoreTaskQueue: e.TASKS_CORE_TASK_QUEUE,

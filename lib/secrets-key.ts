@@ -22,10 +22,14 @@ export function parseSecretsKey(raw: string): Buffer {
   return key;
 }
 
-function keyFile(dataDir: string): Buffer {
-  const file = path.join(dataDir, SECRETS_KEY_FILE);
+/**
+ * The contents of a key file, generated (32 random bytes, base64, mode 0600) when it does not
+ * exist yet; concurrent first starts end up with one key. Also used for the log's signing key
+ * (lib/tlog/log-key.ts).
+ */
+export function readOrCreateKeyFile(file: string): string {
   if (!fs.existsSync(file)) {
-    fs.mkdirSync(dataDir, { recursive: true });
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     fs.writeFileSync(tmp, randomBytes(32).toString('base64') + '\n', { mode: 0o600 });
     try {
@@ -36,7 +40,11 @@ function keyFile(dataDir: string): Buffer {
       fs.rmSync(tmp, { force: true });
     }
   }
-  return parseSecretsKey(fs.readFileSync(file, 'utf8'));
+  return fs.readFileSync(file, 'utf8');
+}
+
+function keyFile(dataDir: string): Buffer {
+  return parseSecretsKey(readOrCreateKeyFile(path.join(dataDir, SECRETS_KEY_FILE)));
 }
 
 /** The sealer this process uses, from SECRETS_KEY or the key file. */

@@ -20,6 +20,10 @@ import { taskRunQueues } from '../lib/config';
 import type { AgentTaskBounds } from '../lib/agent-task-bounds';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 import { workerTelemetry, type WorkerOtelOptions } from './otel';
+import { ensureLogBuilder } from '../clients/tlog';
+import { defaultLogOrigin, logSignerOf } from '../lib/tlog/log-key';
+import type { Config } from '../lib/config';
+import { log } from '../lib/log';
 
 export interface TimekeeperWorkerOptions {
   connection: NativeConnection;
@@ -56,6 +60,12 @@ export interface TimekeeperWorkerOptions {
   };
   /** OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT …, worker/otel.ts); none: no export, no interceptors. */
   otel?: WorkerOtelOptions;
+  /**
+   * The transparency log (LOG_ORIGIN, LOG_SIGNING_KEY_FILE or <dataDir>/log-signing.key,
+   * LOG_BATCH_INTERVAL_MS): this worker starts the instance's log builder and signs its
+   * checkpoints. Default: no builder from this worker.
+   */
+  tlog?: Pick<Config, 'logOrigin' | 'logSigningKeyFile' | 'dataDir' | 'logBatchIntervalMs'>;
   /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows once at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -101,6 +111,13 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     // Schedulers start their runs from a local activity, and finished runs wake waiting schedulers, through the task client.
     runs: runControl(taskClient),
     otel: telemetry?.activityExport,
+    tlog: opts.tlog && {
+      intervalMs: opts.tlog.logBatchIntervalMs,
+      log: (instanceId: string) => {
+        const origin = opts.tlog!.logOrigin ?? defaultLogOrigin(instanceId);
+        return { origin, signer: logSignerOf(opts.tlog!, origin) };
+      },
+    },
   });
   const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
   const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs, ...(telemetry ? { interceptors: { activity: telemetry.activityInterceptors } } : {}) };
@@ -139,6 +156,16 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
       // Beats from the moment run() is called until the main worker stops (STOPPING, DRAINED, FAILED: no more beats).
       const heartbeat = startHeartbeat(opts.pool, opts.taskQueue, () => ['INITIALIZED', 'RUNNING'].includes(main.getState()));
       if (telemetry) void telemetry.startExporter(client, opts.taskQueue);
+      if (opts.tlog) {
+        // The builder is a workflow on this queue; a failed start (Temporal or PostgreSQL briefly away) is tried again every 5 s.
+        const startBuilder = (): void => {
+          ensureLogBuilder(client, opts.pool, opts.taskQueue).catch((e: Error) => {
+            log().warn({ component: 'tlog', err: e.message }, 'could not start the log builder workflow; trying again in 5 s');
+            if (['INITIALIZED', 'RUNNING'].includes(main.getState())) setTimeout(startBuilder, 5_000).unref();
+          });
+        };
+        startBuilder();
+      }
       try {
         await running;
       } finally {

@@ -4,3 +4,4 @@ export { intentWorkflow } from './intents/workflow';
 export { taskSchedulerWorkflow } from './tasks/scheduler';
 export { taskRunWorkflow } from './tasks/run';
 export { otelExportWorkflow } from './otel/workflow';
+export { tlogBuilderWorkflow } from './tlog/builder';

@@ -56,6 +56,7 @@ export const Transition = z
     actor: z.enum(['agent', 'system']),
     prev_hash: hash.nullable(),
     hash,
+    log_index: z.number().int().nullable().describe('its leaf index in the transparency log (GET /v1/log/proof/inclusion); null until the log builder has taken it, within seconds'),
   })
   .meta({ id: 'IntentTransition' });
 

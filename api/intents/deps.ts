@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import type { IntentClient } from '../../clients/intents';
 import type { IntentStore } from '../../lib/store/intents';
 import type { SessionStore } from '../../lib/store/sessions';
+import type { TlogStore } from '../../lib/store/tlog';
 import type { KeyStore } from '../auth';
 
 export interface IntentDeps {
@@ -14,6 +15,8 @@ export interface IntentDeps {
   store: IntentStore;
   /** Sessions an intent links to, checked against a bound key's agents. */
   sessions: SessionStore;
+  /** log_index of transitions (the transparency log's leaves). */
+  tlog: TlogStore;
   keys: KeyStore;
   /** For /api/health. */
   pool: Pool;

@@ -67,7 +67,7 @@ export function describeIntent(r: IntentRow) {
   };
 }
 
-export function describeTransition(t: StoredTransition) {
+export function describeTransition(t: StoredTransition, logIndex: number | null = null) {
   return {
     seq: t.seq,
     transition_id: t.transition_id,
@@ -80,6 +80,7 @@ export function describeTransition(t: StoredTransition) {
     actor: t.content.actor,
     prev_hash: t.prev_hash,
     hash: t.hash,
+    log_index: logIndex,
   };
 }
 
@@ -90,7 +91,7 @@ export function describeTransition(t: StoredTransition) {
 const rawData = (req: Request, validated: unknown): JsonObject | undefined =>
   validated === undefined ? undefined : (req.body as { data: JsonObject }).data;
 
-export function omlRouter({ intents, store, sessions, keys, pool, client, databaseUrl, readOnly, stateMdPath, artifactsDir, admission }: IntentDeps): Router {
+export function omlRouter({ intents, store, sessions, tlog, keys, pool, client, databaseUrl, readOnly, stateMdPath, artifactsDir, admission }: IntentDeps): Router {
   const r = Router();
 
   /** The intent, if it exists and is within the key's agent bounds; 404 alike otherwise. */
@@ -181,10 +182,10 @@ export function omlRouter({ intents, store, sessions, keys, pool, client, databa
 
   route(r, keys, getIntent, async (req, res) => {
     const row = await mustExist(idOf(req), principalOf(res));
-    const [transitions, state] = await Promise.all([store.transitions(row.event_id), intents.state(row.event_id)]);
+    const [transitions, state, logged] = await Promise.all([store.transitions(row.event_id), intents.state(row.event_id), tlog.chainLogIndexes(1, row.event_id)]);
     res.json({
       ...describeIntent(row),
-      transitions: transitions.map(describeTransition),
+      transitions: transitions.map((t) => describeTransition(t, logged.get(t.seq) ?? null)),
       workflow: { workflow_id: row.workflow_id, open: state !== undefined, next: state?.next ? { action: state.next.action, at: iso(state.next.atMs) } : null },
     });
   });

@@ -104,6 +104,7 @@ export const Event = z
     prev_hash: hash.nullable(),
     hash,
     idempotency_key: z.string().nullable(),
+    log_index: z.number().int().nullable().describe('its leaf index in the transparency log (GET /v1/log/proof/inclusion); null until the log builder has taken it, within seconds'),
   })
   .meta({ id: 'Event' });
 
@@ -241,13 +242,25 @@ export const endSession = defineRoute({
   example: { reason: 'user left' },
 });
 
-const ChainBreakReasonSchema = z.enum(['content_changed', 'link_broken', 'gap', 'order', 'session_mismatch', 'anchor_mismatch']);
+const ChainBreakReasonSchema = z.enum(['content_changed', 'link_broken', 'gap', 'order', 'session_mismatch', 'anchor_mismatch', 'log_mismatch']);
+
+/** The chain checked against the transparency log's latest checkpoint (lib/tlog/chain-check.ts). */
+export const LogCheckSchema = z
+  .object({
+    ok: z.boolean(),
+    checkpoint: z.object({ tree_size: z.number().int(), root_hash: z.string().describe('base64') }).nullable().describe('the latest checkpoint (its signature checked with the log key); null: the log has none yet'),
+    proven: z.number().int().describe('records included in that checkpoint whose inclusion proof verified'),
+    pending: z.number().int().describe('records not in that checkpoint yet (logged within seconds)'),
+    first_bad_seq: z.number().int().optional(),
+    detail: z.string().optional(),
+  })
+  .meta({ id: 'LogCheck' });
 
 export const verifySession = defineRoute({
   method: 'get',
   path: '/v1/sessions/:id/verify',
   tag: 'sessions',
-  summary: "Recompute the hash chain and check its head against the session workflow's",
+  summary: "Recompute the hash chain, check its head against the session workflow's and every logged event against the transparency log's latest checkpoint",
   scopes: Operation.Verify,
   parameterExamples: { id: 'sess_demo_1' },
   params: sessionIdPath,
@@ -262,6 +275,7 @@ export const verifySession = defineRoute({
       reason: ChainBreakReasonSchema.optional(),
       detail: z.string().optional(),
       anchor: z.object({ source: z.literal('workflow'), seq: z.number().int(), hash, ok: z.boolean() }).nullable(),
+      log: LogCheckSchema,
     }),
   },
   errors: [400, 401, 403, 404, 503],

@@ -1,6 +1,7 @@
 /** What the session routers need: the session client for writes, the store for reads. */
 import type { SessionClient } from '../../clients/sessions';
 import type { SessionStore } from '../../lib/store/sessions';
+import type { TlogStore } from '../../lib/store/tlog';
 import type { Admission } from '../admission';
 import type { KeyStore } from '../auth';
 
@@ -9,6 +10,8 @@ export interface SessionDeps {
   /** Bounds the writes this process has in flight (refuses beyond them before sending). */
   admission: Admission;
   store: SessionStore;
+  /** log_index of events (the transparency log's leaves). */
+  tlog: TlogStore;
   keys: KeyStore;
   /** Base of the Temporal Web UI links in session descriptions. */
   temporalUiUrl: string;

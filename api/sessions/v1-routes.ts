@@ -9,11 +9,12 @@ import { jsonBody, parse, queryObject } from '../http';
 import { mayAccess, ownerForCreate, principalOf, type Principal } from '../auth';
 import { Operation } from '../scopes';
 import { route } from '../router';
+import { checkChainInLog } from '../../lib/tlog/chain-check';
 import { formatContext, Lang, toMessage } from './context';
 import type { SessionDeps } from './deps';
 import { appendEvent, createSession, endSession, getContext, getSession, getWorkflow, listEvents, listSessions, verifySession } from './contract';
 
-export function v1Event(e: StoredEvent) {
+export function v1Event(e: StoredEvent, logIndex: number | null = null) {
   return {
     session_id: e.session_id,
     seq: e.seq,
@@ -24,6 +25,7 @@ export function v1Event(e: StoredEvent) {
     prev_hash: e.prev_hash,
     hash: e.hash,
     idempotency_key: e.idempotency_key,
+    log_index: logIndex,
   };
 }
 
@@ -42,8 +44,14 @@ function decodeCursor(c: string): Keyset<ListOrder> {
   return k;
 }
 
-export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespace, admission }: SessionDeps): Router {
+export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalNamespace, admission }: SessionDeps): Router {
   const r = Router();
+
+  /** A write's answer: a new event is not in the log yet; a deduplicated one may be. */
+  const written = async (e: StoredEvent, deduplicated: boolean) => ({
+    ...v1Event(e, deduplicated ? ((await tlog.logIndexes(0, e.session_id, [e.seq])).get(e.seq) ?? null) : null),
+    deduplicated,
+  });
 
   /** The session, if it exists and is within the key's agent bounds; 404 alike otherwise (its existence is not revealed). */
   async function mustExist(id: string, p: Principal): Promise<TimelineRow> {
@@ -130,7 +138,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
         expectedSeq: b.expected_seq,
       }),
     );
-    res.status(deduplicated ? 200 : 201).json({ ...v1Event(e), deduplicated });
+    res.status(deduplicated ? 200 : 201).json(await written(e, deduplicated));
   });
 
   route(r, keys, listEvents, async (req, res) => {
@@ -140,7 +148,8 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
     const limit = q.limit ?? LIMITS.pageDefault;
     const rows = await store.listEvents(id, { afterSeq: q.after_seq, fromTs: q.from_ts, toTs: q.to_ts, types: q.types, limit: limit + 1 });
     const page = rows.slice(0, limit);
-    res.json({ events: page.map(v1Event), next_after_seq: rows.length > limit ? page[page.length - 1].seq : null });
+    const logged = await tlog.logIndexes(0, id, page.map((e) => e.seq));
+    res.json({ events: page.map((e) => v1Event(e, logged.get(e.seq) ?? null)), next_after_seq: rows.length > limit ? page[page.length - 1].seq : null });
   });
 
   route(r, keys, endSession, async (req, res) => {
@@ -150,7 +159,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
     const { event: e, deduplicated } = await admission.run('write', id, () =>
       sessions.end(id, { reason: b.reason ?? 'ended', idempotencyKey: b.idempotency_key, expectedSeq: b.expected_seq }),
     );
-    res.status(200).json({ ...v1Event(e), deduplicated });
+    res.status(200).json(await written(e, deduplicated));
   });
 
   route(r, keys, verifySession, async (req, res) => {
@@ -159,11 +168,18 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
     // Read the anchor first: appends after this point only add rows beyond it.
     const anchor = await sessions.head(id, t.status);
     const result = await store.verify(id);
-    if (!anchor) return void res.json({ session_id: id, ...result, anchor: null });
+    // The latest checkpoint before the chain's leaves: a leaf logged after it is only pending.
+    const latest = await tlog.latestCheckpoint();
+    const logCheck = await checkChainInLog(await tlog.chainLeaves(0, id), latest, tlog.readTiles);
+    const withLog = <T extends { ok: boolean }>(body: T) =>
+      body.ok && !logCheck.ok
+        ? { ...body, ok: false, first_bad_seq: logCheck.first_bad_seq, reason: 'log_mismatch', detail: logCheck.detail, log: logCheck }
+        : { ...body, log: logCheck };
+    if (!anchor) return void res.json(withLog({ session_id: id, ...result, anchor: null }));
     const stored = await store.hashAt(id, anchor.seq);
     const anchorOk = stored === anchor.hash;
     const anchorInfo = { source: 'workflow', seq: anchor.seq, hash: anchor.hash, ok: anchorOk };
-    if (anchorOk || !result.ok) return void res.json({ session_id: id, ...result, anchor: anchorInfo });
+    if (anchorOk || !result.ok) return void res.json(withLog({ session_id: id, ...result, anchor: anchorInfo }));
     res.json({
       session_id: id,
       ...result,
@@ -174,6 +190,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
         ? `the session workflow recorded hash ${anchor.hash} for seq ${anchor.seq}; the table holds ${stored}`
         : `the session workflow recorded seq ${anchor.seq}, but the table ends at seq ${result.head_seq}: events were removed`,
       anchor: anchorInfo,
+      log: logCheck,
     });
   });
 

@@ -116,6 +116,12 @@ export const TUNABLE = {
 } as const satisfies Record<string, Tunable>;
 
 export const LIMITS = {
+  /** Leaves one log batch adds at most (one transaction: leaves, tile strips, checkpoint); a backlog takes several batches back to back. */
+  tlogBatchMax: 20_000,
+  /** How long one run of the log builder's activity keeps building before it returns to its workflow (few history events while idle). */
+  tlogActivityRunMs: 60_000,
+  /** Builder runs per workflow run before continue-as-new. */
+  tlogRunsPerWorkflow: 200,
   /** Each HTTP request the MCP server makes: longer than the default write deadline (30 s), so the API answers first (503) and the tool reports that. */
   mcpRequestTimeoutMs: 45_000,
   /** Events written in one transaction at most: one round trip for a burst, bounded lock time. */

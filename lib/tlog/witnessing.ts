@@ -32,15 +32,15 @@ export interface WitnessingSettings {
 }
 
 /**
- * LOG_WITNESSES: entries separated by commas or newlines, each `<url> <verifier key>`;
- * LOG_WITNESS_QUORUM: a number from 0 to the number of witnesses (default: a majority).
+ * LOG_WITNESSES (`raw`): entries separated by commas or newlines, each `<url> <verifier key>`;
+ * LOG_WITNESS_QUORUM (`rawQuorum`): 0 to the number of witnesses (default: a majority).
+ * lib/config.ts reads the variables; this parses them.
  */
-export function witnessingSettings(env: NodeJS.ProcessEnv = process.env): WitnessingSettings {
-  const witnesses = parseWitnessList(env.LOG_WITNESSES ?? '');
-  const raw = env.LOG_WITNESS_QUORUM;
-  const quorum = raw === undefined || raw === '' ? (witnesses.length === 0 ? 0 : Math.floor(witnesses.length / 2) + 1) : Number(raw);
+export function witnessingSettings(raw: string | undefined, rawQuorum: string | undefined): WitnessingSettings {
+  const witnesses = parseWitnessList(raw ?? '');
+  const quorum = rawQuorum === undefined || rawQuorum === '' ? (witnesses.length === 0 ? 0 : Math.floor(witnesses.length / 2) + 1) : Number(rawQuorum);
   if (!Number.isInteger(quorum) || quorum < 0 || quorum > witnesses.length) {
-    throw new Error(`LOG_WITNESS_QUORUM must be a whole number from 0 to the number of LOG_WITNESSES (${witnesses.length}), got "${raw}"`);
+    throw new Error(`LOG_WITNESS_QUORUM must be a whole number from 0 to the number of LOG_WITNESSES (${witnesses.length}), got "${rawQuorum}"`);
   }
   return { witnesses, quorum };
 }

@@ -14,7 +14,8 @@ import { cosignatureVerifier, generateCosignerKey } from '../../lib/tlog/cosigna
 import { generateNoteKey, openNote } from '../../lib/tlog/note';
 import { formatAddCheckpoint, Witness, WitnessStateStore } from '../../lib/tlog/witness';
 import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
-import { parseWitnessList, witnessCheckpoint, witnessingSettings, type WitnessEndpoint } from '../../lib/tlog/witnessing';
+import { parseWitnessList, witnessCheckpoint, type WitnessEndpoint } from '../../lib/tlog/witnessing';
+import { loadConfig } from '../../lib/config';
 import { TestLog } from '../support/tlog-test-log';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-witness-'));
@@ -173,6 +174,36 @@ describe('the witness over HTTP', () => {
     expect(down.failures.map((f) => f.witness)).toEqual([w2.endpoint.name]);
   });
 
+  test('no cosignature when the state cannot be written: the answer is an error and the old state stands', async () => {
+    const log = new TestLog().grow(3);
+    const stateFile = path.join(tmp, 'failing.json');
+    const store = new WitnessStateStore(stateFile);
+    let failWrites = false;
+    const write = store.write.bind(store);
+    store.write = (s) => {
+      if (failWrites) throw new Error('disk full');
+      write(s);
+    };
+    const key = generateCosignerKey('witness.test/failing');
+    const witness = new Witness({ signerKey: key.signerKey, logs: [{ origin: log.origin, verifierKeys: [log.key.verifierKey] }], store });
+    const server = await startWitnessServer(witness, { host: '127.0.0.1', port: 0 });
+    try {
+      expect((await post(server.url, formatAddCheckpoint(0, [], log.checkpoint()))).status).toBe(200);
+      failWrites = true;
+      log.grow(2);
+      const failed = await post(server.url, formatAddCheckpoint(3, log.tree.consistency(3, 5), log.checkpoint()));
+      expect(failed.status).toBe(500);
+      expect(failed.body).not.toContain('\u2014');
+      expect(witness.logState(log.origin)?.size).toBe(3);
+      expect(readState(stateFile).logs[log.origin].size).toBe(3);
+      // Once the disk is back, the same request is cosigned.
+      failWrites = false;
+      expect((await post(server.url, formatAddCheckpoint(3, log.tree.consistency(3, 5), log.checkpoint()))).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a witness answer with a bad cosignature is not counted', async () => {
     const log = new TestLog().grow(2);
     const w = await startWitness([log]);
@@ -182,17 +213,17 @@ describe('the witness over HTTP', () => {
     expect(r.failures[0].reason).toMatch(/no valid cosignature/);
   });
 
-  test('LOG_WITNESSES and LOG_WITNESS_QUORUM', () => {
+  test('LOG_WITNESSES and LOG_WITNESS_QUORUM (lib/config.ts)', () => {
     const a = generateCosignerKey('a.test/w').verifierKey;
     const b = generateCosignerKey('b.test/w').verifierKey;
-    const s = witnessingSettings({ LOG_WITNESSES: `http://127.0.0.1:1/ ${a},\nhttps://w.example/x ${b}` });
+    const s = loadConfig({ LOG_WITNESSES: `http://127.0.0.1:1/ ${a},\nhttps://w.example/x ${b}` }).logWitnessing;
     expect(s.witnesses.map((w) => [w.url, w.name])).toEqual([['http://127.0.0.1:1', 'a.test/w'], ['https://w.example/x', 'b.test/w']]);
     expect(s.quorum).toBe(2);
-    expect(witnessingSettings({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '0' }).quorum).toBe(0);
-    expect(() => witnessingSettings({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '2' })).toThrow(/LOG_WITNESS_QUORUM/);
-    expect(() => witnessingSettings({ LOG_WITNESSES: `ftp://a ${a}` })).toThrow(/http/);
-    expect(() => witnessingSettings({ LOG_WITNESSES: `http://a ${generateNoteKey('x.test').verifierKey}` })).toThrow(/0x04/);
-    expect(witnessingSettings({})).toEqual({ witnesses: [], quorum: 0 });
+    expect(loadConfig({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '0' }).logWitnessing.quorum).toBe(0);
+    expect(() => loadConfig({ LOG_WITNESSES: `http://a ${a}`, LOG_WITNESS_QUORUM: '2' })).toThrow(/LOG_WITNESS_QUORUM/);
+    expect(() => loadConfig({ LOG_WITNESSES: `ftp://a ${a}` })).toThrow(/http/);
+    expect(() => loadConfig({ LOG_WITNESSES: `http://a ${generateNoteKey('x.test').verifierKey}` })).toThrow(/0x04/);
+    expect(loadConfig({}).logWitnessing).toEqual({ witnesses: [], quorum: 0 });
   });
 });
 

@@ -13,7 +13,9 @@ import { Problem, TimekeeperApiError, TimekeeperClient } from '../../api/client'
 import { loadKeyStore } from '../../api/auth';
 import { Config, loadConfig, readSecret, taskRunQueues } from '../../lib/config';
 import { createPool } from '../../lib/db';
-import { taskSecretsOf } from '../../lib/secrets-key';
+import { readOrCreateKeyFile, taskSecretsOf } from '../../lib/secrets-key';
+import os from 'node:os';
+import path from 'node:path';
 import { configureLogger } from '../../lib/log';
 import type { DestinationStream } from 'pino';
 import { ensureSearchAttributes } from '../../lib/temporal';
@@ -45,6 +47,8 @@ export interface TestSystemOptions {
   secrets?: Record<string, string>;
   /** Capture this process's logs (API and in-process worker) instead of writing them to stdout. */
   logDestination?: DestinationStream;
+  /** Run the transparency log's builder from this system's worker (signing key shared by every system on the test database). Default false. */
+  tlog?: boolean;
 }
 
 export interface TestSystem {
@@ -64,6 +68,13 @@ export interface TestSystem {
 }
 
 let queueCounter = 0;
+
+/** One log signing key per test database (a seed file in the temp folder), so every test system's builder signs alike. */
+export function testLogKeyFile(ownerUrl: string): string {
+  const file = path.join(os.tmpdir(), `timekeeper-test-log-${new URL(ownerUrl).pathname.slice(1)}.key`);
+  readOrCreateKeyFile(file);
+  return file;
+}
 
 export async function startTestSystem(opts: TestSystemOptions = {}): Promise<TestSystem> {
   const env = testEnv();
@@ -119,6 +130,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
         otel: config.otelEndpoint ? { endpoint: config.otelEndpoint, serviceName: config.otelServiceName, pollMs: config.otelPollMs, settleMs: config.otelSettleMs } : undefined,
         tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, outboundEchoBodies: config.outboundEchoBodies, secret: (name) => readSecret(name, config.agentSecrets, opts.secrets ?? {}), agentSecrets: config.agentSecrets, agentBounds: config.agentTaskBounds, secrets: taskSecretsOf(config), publicUrl: config.publicUrl, artifactsDir: config.artifactsDir },
+        tlog: opts.tlog ? { ...config, logSigningKeyFile: config.logSigningKeyFile ?? testLogKeyFile(env.ownerUrl) } : undefined,
       });
       running = worker.run();
       sys.worker = worker;

@@ -154,6 +154,13 @@ export const sessionPage: Page = async ({ route }) => {
           verifyBox,
           h('span', { class: 'badge b-ok', id: 'verify-badge' }, `✓ chain verified: ${v.checked} events`),
           v.anchor ? h('span', { class: 'muted' }, ` head matches the workflow (seq ${v.anchor.seq})`) : null,
+          h(
+            'span',
+            { class: 'muted', id: 'verify-log' },
+            v.log.checkpoint
+              ? ` · ${v.log.proven} in the log's checkpoint ${v.log.checkpoint.tree_size}${v.log.pending ? `, ${v.log.pending} pending` : ''}`
+              : ' · the log has no checkpoint yet',
+          ),
           ' ',
           button('Verify again', runVerify, { class: 'small secondary' }),
         );

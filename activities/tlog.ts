@@ -1,0 +1,71 @@
+/**
+ * The log builder's work (workflows/tlog/builder.ts): batch after batch, new chained records
+ * become leaves and every batch a signed checkpoint (lib/store/tlog.ts), for up to
+ * LIMITS.tlogActivityRunMs, then back to the workflow. It runs in a regular activity that
+ * heartbeats, so a worker crash hands it to another worker after the heartbeat timeout; the
+ * state is all in the database (the last checkpoint's cursor), so a retried run just continues.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import { LIMITS } from '../lib/domain/limits';
+import { logFor } from '../lib/log';
+import { databaseInstanceReader } from '../lib/store/instance';
+import { TlogStore, type CheckpointSigner } from '../lib/store/tlog';
+
+export interface BuildLogInput {
+  /** The event database the builder's workflow belongs to (its id says so too). */
+  instanceId: string;
+}
+
+export interface BuildLogResult {
+  batches: number;
+  added: number;
+  treeSize: number;
+}
+
+export interface TlogDeps {
+  pool: Pool;
+  /** The origin and signer, made once per process when first needed (they need the instance id). */
+  log?: (instanceId: string) => { origin: string; signer: CheckpointSigner };
+  /** How long the builder waits after a batch that found nothing new (LOG_BATCH_INTERVAL_MS). */
+  intervalMs?: number;
+}
+
+export function createTlogActivities(deps: TlogDeps) {
+  const store = new TlogStore(deps.pool);
+  const instance = databaseInstanceReader(deps.pool);
+  let identity: { origin: string; signer: CheckpointSigner } | undefined;
+  let keyRecorded = false;
+  return {
+    async buildLog(input: BuildLogInput): Promise<BuildLogResult> {
+      const mine = await instance();
+      if (mine !== input.instanceId) {
+        // A worker of another event database took this task from a shared queue: let the right one have it.
+        throw ApplicationFailure.retryable(`this worker writes to event database ${mine}, the log builder belongs to ${input.instanceId}`, 'wrong_database');
+      }
+      if (!deps.log) throw ApplicationFailure.nonRetryable('this worker has no log signing key configured', 'write_failed');
+      identity ??= deps.log(mine);
+      if (!keyRecorded) {
+        await store.recordKey(identity.signer.verifierKey);
+        keyRecorded = true;
+      }
+      const ctx = Context.current();
+      const until = Date.now() + LIMITS.tlogActivityRunMs;
+      const out: BuildLogResult = { batches: 0, added: 0, treeSize: 0 };
+      while (Date.now() < until && !ctx.cancellationSignal.aborted) {
+        const r = await store.extendBatch(identity.origin, identity.signer, LIMITS.tlogBatchMax);
+        ctx.heartbeat({ treeSize: r.treeSize });
+        out.treeSize = r.treeSize;
+        if (r.added > 0) {
+          out.batches++;
+          out.added += r.added;
+          logFor(undefined, { component: 'tlog' }).debug({ tree_size: r.treeSize, added: r.added }, 'checkpoint published');
+        }
+        if (!r.more) await ctx.sleep(deps.intervalMs ?? 1000).catch(() => undefined);
+      }
+      return out;
+    },
+  };
+}
+
+export type TlogActivities = ReturnType<typeof createTlogActivities>;

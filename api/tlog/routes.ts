@@ -1,0 +1,58 @@
+/** The transparency log's routes (api/tlog/contract.ts) over the log store. */
+import { Router } from 'express';
+import { DomainError, ErrorCode } from '../../lib/domain/errors';
+import type { TlogStore } from '../../lib/store/tlog';
+import { consistencyProof, inclusionProof } from '../../lib/tlog/tree';
+import type { KeyStore } from '../auth';
+import { parse, queryObject } from '../http';
+import { route } from '../router';
+import { getConsistencyProof, getInclusionProof, getLogCheckpoint, getLogKey } from './contract';
+
+export interface TlogRouteDeps {
+  store: TlogStore;
+  keys: KeyStore;
+}
+
+const b64 = (b: Buffer): string => b.toString('base64');
+
+export function tlogRouter({ store, keys }: TlogRouteDeps): Router {
+  const r = Router();
+
+  /** The latest size, for bounds: a proof is only given against a tree the log has published. */
+  const publishedSize = async (): Promise<number> => (await store.latestCheckpoint())?.treeSize ?? 0;
+
+  route(r, keys, getLogKey, async (_req, res) => {
+    const key = await store.verifierKey();
+    if (!key) throw DomainError.field(ErrorCode.Unavailable, 'key', 'not yet recorded').withMessage('the log has no signing key yet: its builder has not run; retry shortly');
+    res.type('text/plain').send(key);
+  });
+
+  route(r, keys, getLogCheckpoint, async (_req, res) => {
+    const c = await store.latestCheckpoint();
+    if (!c) throw DomainError.field(ErrorCode.NotFound, 'checkpoint', 'none yet').withMessage('the log has no checkpoint yet: nothing has been logged');
+    res.type('text/plain').send(c.note);
+  });
+
+  route(r, keys, getInclusionProof, async (req, res) => {
+    const q = parse(getInclusionProof.query, queryObject(req));
+    if (q.tree_size < 1) throw DomainError.validation('tree_size', 'must be at least 1');
+    if (q.leaf_index >= q.tree_size) throw DomainError.validation('leaf_index', `must be less than tree_size (${q.tree_size})`);
+    const size = await publishedSize();
+    if (q.tree_size > size) throw DomainError.validation('tree_size', `must be at most the latest checkpoint's size (${size})`);
+    const [proof, leaf] = await Promise.all([
+      inclusionProof(q.leaf_index, q.tree_size, store.readTiles),
+      store.leafHashAt(q.leaf_index),
+    ]);
+    res.json({ leaf_index: q.leaf_index, tree_size: q.tree_size, leaf_hash: b64(leaf), hashes: proof.map(b64) });
+  });
+
+  route(r, keys, getConsistencyProof, async (req, res) => {
+    const q = parse(getConsistencyProof.query, queryObject(req));
+    if (q.from > q.to) throw DomainError.validation('from', `must be at most to (${q.to})`);
+    const size = await publishedSize();
+    if (q.to > size) throw DomainError.validation('to', `must be at most the latest checkpoint's size (${size})`);
+    res.json({ from: q.from, to: q.to, hashes: (await consistencyProof(q.from, q.to, store.readTiles)).map(b64) });
+  });
+
+  return r;
+}

@@ -1,0 +1,247 @@
+/**
+ * All SQL of the transparency log (schema/017_tlog.sql): tiles, leaves, checkpoints, keys,
+ * and the builder's batch (new chained records in log order → leaves, tiles, checkpoint) in
+ * one transaction.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { inTransaction } from '../db';
+import type { ChainLeaf } from '../tlog/chain-check';
+import { formatCheckpoint } from '../tlog/checkpoint';
+import { extend, frontierOf, HASH_SIZE, leafHash, TILE_WIDTH, tileKey, tileStrips, type TileId, type TileReader } from '../tlog/tree';
+
+/** The chains the log covers, by their `source` number in tlog_leaves. */
+export const LOG_SOURCES = [
+  { source: 0, table: 'timeline_events', chain: 'session_id' },
+  { source: 1, table: 'intent_transitions', chain: 'event_id' },
+] as const;
+export type LogSource = 0 | 1;
+
+/** Where the builder is: the last record logged, in log order (log_xid, source, chain id, seq). */
+export interface LogCursor {
+  xid: bigint;
+  source: number;
+  chain: string;
+  seq: number;
+}
+
+export interface StoredCheckpoint {
+  treeSize: number;
+  rootHash: Buffer;
+  note: string;
+  verifierKey: string;
+  recordedAt: Date;
+}
+
+/** A new chained record the builder found, with its chain hash (the leaf data). */
+interface PendingRecord extends LogCursor {
+  hash: Buffer;
+}
+
+const BUILDER_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('timekeeper:tlog-builder', 0))";
+
+/** Reads whole tiles (their strips concatenated by offset); a tile with no strips is left out. */
+function tileReader(db: Pool | PoolClient): TileReader {
+  return async (ids: TileId[]) => {
+    const out = new Map<string, Buffer>();
+    if (ids.length === 0) return out;
+    const { rows } = await db.query(
+      `SELECT t.level, t.tile_index, t.start, t.hashes
+         FROM tlog_tiles t
+         JOIN unnest($1::smallint[], $2::bigint[]) AS w(level, tile_index) USING (level, tile_index)
+        ORDER BY t.level, t.tile_index, t.start`,
+      [ids.map((t) => t.level), ids.map((t) => t.index)],
+    );
+    for (const r of rows) {
+      const key = tileKey({ level: Number(r.level), index: Number(r.tile_index) });
+      const have = out.get(key) ?? Buffer.alloc(0);
+      // Strips are written contiguously; a gap would be a broken store, not a shorter tile.
+      if (have.length !== Number(r.start) * HASH_SIZE) throw new Error(`tile ${key}: strip at ${r.start} does not follow ${have.length / HASH_SIZE} hashes`);
+      out.set(key, Buffer.concat([have, r.hashes as Buffer]));
+    }
+    return out;
+  };
+}
+
+function rowToCheckpoint(r: Record<string, unknown>): StoredCheckpoint {
+  return {
+    treeSize: Number(r.tree_size),
+    rootHash: r.root_hash as Buffer,
+    note: r.note as string,
+    verifierKey: r.verifier_key as string,
+    recordedAt: r.recorded_at as Date,
+  };
+}
+
+/** The WHERE part that selects one source's records after the cursor, in log order. */
+function afterCursor(source: number, chainCol: string, c: LogCursor | null, params: unknown[]): string {
+  if (!c) return 'true';
+  params.push(c.xid.toString());
+  const x = `$${params.length}::xid8`;
+  if (source < c.source) return `log_xid > ${x}`;
+  if (source > c.source) return `log_xid >= ${x}`;
+  params.push(c.chain, c.seq);
+  return `log_xid >= ${x} AND (log_xid > ${x} OR (${chainCol} COLLATE "C", seq) > ($${params.length - 1}::text COLLATE "C", $${params.length}::bigint))`;
+}
+
+function compareOrder(a: LogCursor, b: LogCursor): number {
+  if (a.xid !== b.xid) return a.xid < b.xid ? -1 : 1;
+  return a.source - b.source; // within one source the database's order stands
+}
+
+/** Signs a checkpoint body (the C2SP tlog-checkpoint text) into a signed note. */
+export interface CheckpointSigner {
+  verifierKey: string;
+  sign(body: string): string;
+}
+
+/** The checkpoint text (C2SP tlog-checkpoint, no extension lines) the signer signs. */
+export const checkpointBody = (origin: string, size: number, root: Buffer): string => formatCheckpoint({ origin, size, rootHash: root, extensions: [] });
+
+export interface BatchResult {
+  /** Leaves added by this batch (0: nothing new, no checkpoint). */
+  added: number;
+  treeSize: number;
+  /** The records still waiting after this batch's limit (true: run again at once). */
+  more: boolean;
+  checkpoint?: StoredCheckpoint;
+}
+
+export class TlogStore {
+  constructor(private readonly pool: Pool) {}
+
+  readTiles: TileReader = (ids) => tileReader(this.pool)(ids);
+
+  /** The leaf hash at one index (tile level 0). */
+  async leafHashAt(index: number): Promise<Buffer> {
+    const tile = Math.floor(index / TILE_WIDTH);
+    const offset = index - tile * TILE_WIDTH;
+    const tiles = await this.readTiles([{ level: 0, index: tile }]);
+    const t = tiles.get(tileKey({ level: 0, index: tile }));
+    if (!t || t.length < (offset + 1) * HASH_SIZE) throw new Error(`leaf ${index} is not in the tree`);
+    return Buffer.from(t.subarray(offset * HASH_SIZE, (offset + 1) * HASH_SIZE));
+  }
+
+  async latestCheckpoint(): Promise<StoredCheckpoint | null> {
+    const { rows } = await this.pool.query('SELECT tree_size, root_hash, note, verifier_key, recorded_at FROM tlog_checkpoints ORDER BY tree_size DESC LIMIT 1');
+    return rows[0] ? rowToCheckpoint(rows[0]) : null;
+  }
+
+  async checkpointAt(size: number): Promise<StoredCheckpoint | null> {
+    const { rows } = await this.pool.query('SELECT tree_size, root_hash, note, verifier_key, recorded_at FROM tlog_checkpoints WHERE tree_size = $1', [size]);
+    return rows[0] ? rowToCheckpoint(rows[0]) : null;
+  }
+
+  /** The newest verifier key the log has signed with. */
+  async verifierKey(): Promise<string | null> {
+    const { rows } = await this.pool.query('SELECT verifier_key FROM tlog_keys ORDER BY recorded_at DESC, verifier_key LIMIT 1');
+    return (rows[0]?.verifier_key as string | undefined) ?? null;
+  }
+
+  async recordKey(verifierKey: string): Promise<void> {
+    await this.pool.query('INSERT INTO tlog_keys (verifier_key) VALUES ($1) ON CONFLICT (verifier_key) DO NOTHING', [verifierKey]);
+  }
+
+  /** log_index of records of one chain, by seq (records not logged yet are absent). */
+  async logIndexes(source: LogSource, chainId: string, seqs: number[]): Promise<Map<number, number>> {
+    if (seqs.length === 0) return new Map();
+    const { rows } = await this.pool.query('SELECT seq, log_index FROM tlog_leaves WHERE source = $1 AND chain_id = $2 AND seq = ANY($3::bigint[])', [source, chainId, seqs]);
+    return new Map(rows.map((r) => [Number(r.seq), Number(r.log_index)]));
+  }
+
+  /** Every logged record of one chain, seq → log_index (for verify; a chain is read page by page elsewhere). */
+  async chainLogIndexes(source: LogSource, chainId: string): Promise<Map<number, number>> {
+    const { rows } = await this.pool.query('SELECT seq, log_index FROM tlog_leaves WHERE source = $1 AND chain_id = $2', [source, chainId]);
+    return new Map(rows.map((r) => [Number(r.seq), Number(r.log_index)]));
+  }
+
+  /** Every record of one chain in seq order, with its leaf index (null: not logged yet). */
+  async chainLeaves(source: LogSource, chainId: string): Promise<ChainLeaf[]> {
+    const s = LOG_SOURCES[source];
+    const { rows } = await this.pool.query(
+      `SELECT r.seq, r.hash, l.log_index FROM ${s.table} r
+         LEFT JOIN tlog_leaves l ON l.source = $1 AND l.chain_id = r.${s.chain} AND l.seq = r.seq
+        WHERE r.${s.chain} = $2 ORDER BY r.seq`,
+      [source, chainId],
+    );
+    return rows.map((r) => ({ seq: Number(r.seq), hash: r.hash as string, logIndex: r.log_index == null ? null : Number(r.log_index) }));
+  }
+
+  /**
+   * One batch of the builder, in one transaction under the builder's lock: the records whose
+   * transactions are older than every running one (so all of them are committed and none can
+   * still appear), after the last checkpoint's cursor, in log order, at most `limit`; their
+   * leaves, the tiles' new strips and the signed checkpoint.
+   */
+  extendBatch(origin: string, signer: CheckpointSigner, limit: number): Promise<BatchResult> {
+    return inTransaction(
+      this.pool,
+      async (db, tx) => {
+        // The horizon first, before this transaction writes (and gets an id of its own).
+        const horizon = BigInt(tx.opened[1].rows[0].horizon as string);
+        const last = tx.opened[2].rows[0] as Record<string, unknown> | undefined;
+        const size = last ? Number(last.tree_size) : 0;
+        const cursor: LogCursor | null = last
+          ? { xid: BigInt(last.cursor_xid as string), source: Number(last.cursor_source), chain: last.cursor_chain as string, seq: Number(last.cursor_seq) }
+          : null;
+        const found: PendingRecord[][] = [];
+        for (const s of LOG_SOURCES) {
+          const params: unknown[] = [];
+          const where = afterCursor(s.source, s.chain, cursor, params);
+          params.push(horizon.toString(), limit + 1);
+          const { rows } = await db.query(
+            `SELECT log_xid::text AS xid, ${s.chain} AS chain, seq, hash FROM ${s.table}
+              WHERE ${where} AND log_xid < $${params.length - 1}::xid8
+              ORDER BY log_xid, ${s.chain} COLLATE "C", seq LIMIT $${params.length}`,
+            params,
+          );
+          found.push(rows.map((r) => ({ xid: BigInt(r.xid as string), source: s.source, chain: r.chain as string, seq: Number(r.seq), hash: Buffer.from(r.hash as string, 'hex') })));
+        }
+        const merged = mergeOrdered(found);
+        const batch = merged.slice(0, limit);
+        if (batch.length === 0) return { added: 0, treeSize: size, more: false };
+        const read = tileReader(db);
+        const grown = extend(size, await frontierOf(size, read), batch.map((r) => leafHash(r.hash)));
+        const end = batch[batch.length - 1];
+        const body = checkpointBody(origin, grown.size, grown.root);
+        const note = signer.sign(body);
+        const strips = tileStrips(grown.stored);
+        await db.query(
+          `INSERT INTO tlog_leaves (log_index, source, chain_id, seq)
+           SELECT * FROM unnest($1::bigint[], $2::smallint[], $3::text[], $4::bigint[])`,
+          [batch.map((_, i) => size + i), batch.map((r) => r.source), batch.map((r) => r.chain), batch.map((r) => r.seq)],
+        );
+        await db.query(
+          `INSERT INTO tlog_tiles (level, tile_index, start, hashes)
+           SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::smallint[], $4::bytea[])`,
+          [strips.map((s) => s.level), strips.map((s) => s.tile), strips.map((s) => s.offset), strips.map((s) => s.hashes)],
+        );
+        const { rows } = await db.query(
+          `INSERT INTO tlog_checkpoints (tree_size, root_hash, note, verifier_key, cursor_xid, cursor_source, cursor_chain, cursor_seq)
+           VALUES ($1, $2, $3, $4, $5::xid8, $6, $7, $8) RETURNING tree_size, root_hash, note, verifier_key, recorded_at`,
+          [grown.size, grown.root, note, signer.verifierKey, end.xid.toString(), end.source, end.chain, end.seq],
+        );
+        return { added: batch.length, treeSize: grown.size, more: merged.length > limit, checkpoint: rowToCheckpoint(rows[0]) };
+      },
+      () =>
+        `${BUILDER_LOCK}; SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon;
+         SELECT tree_size, cursor_xid::text AS cursor_xid, cursor_source, cursor_chain, cursor_seq FROM tlog_checkpoints ORDER BY tree_size DESC LIMIT 1`,
+    );
+  }
+}
+
+/** Merges per-source lists (each already in log order) into one list in log order. */
+function mergeOrdered(lists: PendingRecord[][]): PendingRecord[] {
+  const out: PendingRecord[] = [];
+  const at = lists.map(() => 0);
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < lists.length; i++) {
+      if (at[i] < lists[i].length && (best < 0 || compareOrder(lists[i][at[i]], lists[best][at[best]]) < 0)) best = i;
+    }
+    if (best < 0) return out;
+    out.push(lists[best][at[best]++]);
+  }
+}
+
+/** Reads tiles with a given pool (the bench seeds and reads without a TlogStore). */
+export const tlogTileReader = (pool: Pool): TileReader => tileReader(pool);

@@ -1,0 +1,159 @@
+/**
+ * The attack of issue 19, on the real system: the database superuser rewrites a session's
+ * events and hashes consistently from some record on, and rebuilds the whole transparency log
+ * from the rewritten records (the worker, holding the log key, signs the rebuilt tree). Every
+ * hash and every proof the server now serves agree with each other, but:
+ * - the witness, which cosigned a checkpoint before the rewrite, refuses the rebuilt log's
+ *   checkpoint (no consistency proof from its checkpoint can verify);
+ * - the export taken against the witnessed checkpoint still verifies offline, and
+ *   `timekeeper verify-file <new export> --against <witnessed export>` names the session and
+ *   the first record that differs;
+ * - the new export's proofs carry no witness cosignature, so a verifier that requires one refuses it.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { computeEventHash, type UnhashedEvent } from '../../lib/hash-chain';
+import { parseCheckpoint } from '../../lib/tlog/checkpoint';
+import { generateCosignerKey } from '../../lib/tlog/cosignature';
+import { noteVerifier, openNote, parseNote } from '../../lib/tlog/note';
+import { Witness, WitnessStateStore } from '../../lib/tlog/witness';
+import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
+import { parseWitnessList, witnessCheckpoint, type WitnessEndpoint } from '../../lib/tlog/witnessing';
+import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
+
+const BIN = path.join(__dirname, '../../bin/timekeeper');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-attack-'));
+let sys: TestSystem;
+let witnessServer: WitnessServer;
+let witnessStore: WitnessStateStore;
+let endpoint: WitnessEndpoint;
+const witnessKey = generateCosignerKey('witness.test/attack');
+
+beforeAll(async () => {
+  sys = await startTestSystem({ tlog: true });
+});
+afterAll(async () => {
+  await witnessServer?.close();
+  await sys?.stop();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(BIN, ['--url', sys.baseUrl, ...args], { env: { ...process.env, TIMEKEEPER_API_KEY: '' } }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const consistency = async (from: number, to: number) => (await sys.tk.log.consistency({ from, to })).hashes.map((h) => Buffer.from(h, 'base64'));
+const sizeOf = (note: string) => parseCheckpoint(parseNote(note).text).size;
+
+test('a consistent rewrite of a session and of the whole log is refused by the witness and named by verify-file', async () => {
+  const logKey = await eventually('the log key', () => sys.tk.log.key());
+  const sid = uniqueSessionId('attack');
+  await sys.tk.createSession({ session_id: sid });
+  for (let i = 1; i <= 5; i++) await sys.tk.append(sid, { type: 'USER_INPUT', content: { said: `honest ${i}` } });
+  await eventually('the session in a checkpoint', async () => ((await sys.tk.verify(sid)).log.pending === 0 ? true : undefined));
+
+  // The witness trusts the log's key and cosigns its current checkpoint.
+  const first = await sys.tk.log.checkpoint();
+  const origin = parseCheckpoint(openNote(first, [noteVerifier(logKey)]).text).origin;
+  const witness = new Witness({ signerKey: witnessKey.signerKey, logs: [{ origin, verifierKeys: [logKey] }], store: (witnessStore = new WitnessStateStore(path.join(tmp, 'witness.json'))) });
+  witnessServer = await startWitnessServer(witness, { host: '127.0.0.1', port: 0 });
+  [endpoint] = parseWitnessList(`${witnessServer.url} ${witnessKey.verifierKey}`);
+  const witnessed = await witnessCheckpoint({ note: first, witnesses: [endpoint], quorum: 1, previousSize: 0, consistencyProof: consistency });
+  expect(witnessed).toMatchObject({ quorumMet: true, failures: [] });
+  const witnessedSize = sizeOf(witnessed.note);
+
+  // The user's export, proven against the witnessed checkpoint, verifies offline.
+  const cosignedFile = path.join(tmp, 'cosigned.note');
+  fs.writeFileSync(cosignedFile, witnessed.note);
+  const before = path.join(tmp, 'before.jsonl');
+  const ex = await cli(['export', sid, '-o', before, '--checkpoint', cosignedFile]);
+  expect(ex).toMatchObject({ code: 0, stderr: `6 events of ${sid} written to ${before}, 6 with log proofs\n` });
+  const trust = ['--log-key', logKey, '--witness-key', witnessKey.verifierKey];
+  const okBefore = await cli(['verify-file', before, ...trust]);
+  expect(okBefore.code).toBe(0);
+  expect(okBefore.stdout).toContain(`log     6 events in checkpoint ${witnessedSize} of ${origin}, cosigned by witness.test/attack`);
+
+  // The attack, as the superuser, in one transaction holding the log builder's lock: seq 3…6
+  // rewritten with every hash and link recomputed, and the whole log dropped so that the
+  // builder rebuilds and re-signs it from the rewritten records.
+  const db = await sys.ownerPool.connect();
+  try {
+    await db.query('BEGIN');
+    await db.query("SELECT pg_advisory_xact_lock(hashtextextended('timekeeper:tlog-builder', 0))");
+    for (const t of ['timeline_events', 'tlog_leaves', 'tlog_tiles', 'tlog_checkpoints']) await db.query(`ALTER TABLE ${t} DISABLE TRIGGER USER`);
+    const { rows } = await db.query('SELECT session_id, seq, event_id, event_type, ts, content, prev_hash, hash FROM timeline_events WHERE session_id = $1 ORDER BY seq', [sid]);
+    let prev: string | null = null;
+    for (const r of rows) {
+      const content = Number(r.seq) >= 3 ? { said: `forged ${r.seq}` } : r.content;
+      const e: UnhashedEvent = { session_id: sid, seq: Number(r.seq), event_id: r.event_id, event_type: r.event_type, ts: Number(r.ts), content, prev_hash: prev };
+      const hash = computeEventHash(e);
+      await db.query('UPDATE timeline_events SET content = $3, prev_hash = $4, hash = $5 WHERE session_id = $1 AND seq = $2', [sid, e.seq, JSON.stringify(content), prev, hash]);
+      prev = hash;
+    }
+    for (const t of ['tlog_checkpoints', 'tlog_tiles', 'tlog_leaves']) await db.query(`DELETE FROM ${t}`);
+    for (const t of ['tlog_leaves', 'tlog_tiles', 'tlog_checkpoints']) {
+      await db.query(`ALTER TABLE ${t} ENABLE ALWAYS TRIGGER ${t}_no_update_delete`);
+      await db.query(`ALTER TABLE ${t} ENABLE ALWAYS TRIGGER ${t}_no_truncate`);
+    }
+    for (const g of ['timeline_events_guard', 'timeline_events_no_update_delete', 'timeline_events_no_truncate']) await db.query(`ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER ${g}`);
+    await db.query('COMMIT');
+  } catch (err) {
+    await db.query('ROLLBACK');
+    throw err;
+  } finally {
+    db.release();
+  }
+
+  // The rebuilt log reaches the witnessed size again: a checkpoint signed with the log's own key.
+  const forged = await eventually('the rebuilt log to reach the witnessed size', async () => {
+    const n = await sys.tk.log.checkpoint();
+    return sizeOf(n) >= witnessedSize ? n : undefined;
+  });
+  const forgedCp = parseCheckpoint(openNote(forged, [noteVerifier(logKey)]).text);
+  expect(forgedCp.origin).toBe(origin);
+  // Its proofs agree with its own checkpoints: nothing on the server shows the rewrite.
+  const events = (await sys.tk.events(sid, { limit: 100 })).events;
+  expect(events.map((e) => e.content)).toContainEqual({ said: 'forged 3' });
+
+  // The witness refuses it: no consistency proof leads from what it cosigned to the rebuilt tree.
+  const refused = await witnessCheckpoint({ note: forged, witnesses: [endpoint], quorum: 1, previousSize: witnessedSize, consistencyProof: consistency });
+  expect(refused.quorumMet).toBe(false);
+  expect(refused.cosigners).toEqual([]);
+  expect(refused.failures).toHaveLength(1);
+  expect([409, 422]).toContain(refused.failures[0].status);
+  expect(witnessStore.read().logs[origin]).toMatchObject({ size: witnessedSize, root: parseCheckpoint(parseNote(witnessed.note).text).rootHash.toString('base64') });
+
+  // A new export proves the forged records against the rebuilt log: signed by the log, but
+  // with no witness cosignature, so a verifier that asks for one refuses it.
+  const after = path.join(tmp, 'after.jsonl');
+  expect((await cli(['export', sid, '-o', after])).code).toBe(0);
+  const logOnly = await cli(['verify-file', after, '--log-key', logKey]);
+  expect(logOnly.code).toBe(0); // chain and log agree with each other: the rewrite is consistent
+  const withWitness = await cli(['verify-file', after, ...trust]);
+  expect(withWitness.code).toBe(1);
+  expect(withWitness.stdout).toContain(`BROKEN  ${sid}  at seq 1`);
+  expect(withWitness.stdout).toContain('quorum: 0 of the required 1 witness cosignatures');
+
+  // Against the witnessed export: the session and the first record that differs, by name.
+  const against = await cli(['verify-file', after, ...trust, '--against', before]);
+  expect(against.code).toBe(1);
+  expect(against.stdout).toMatch(new RegExp(`^BROKEN  ${sid}  at seq 3 \\(log index \\d+\\): differs: its hash is [0-9a-f]{64}, the witnessed checkpoint ${witnessedSize} commits to [0-9a-f]{64}`));
+  // The witnessed export itself still verifies: it is the history the log committed to.
+  expect((await cli(['verify-file', before, ...trust])).code).toBe(0);
+});

@@ -1,0 +1,163 @@
+/**
+ * The transparency log over the real system (issue 19): records of both chains get gapless
+ * log indexes, signed checkpoints cover them within seconds (waited on as a condition), and
+ * the proofs the API serves verify with the verifier code (lib/tlog/verify.ts) against the
+ * signed checkpoint; the session verify checks the chain against the checkpoint and names a
+ * rewritten record.
+ */
+import { parseCheckpoint } from '../../lib/tlog/checkpoint';
+import { noteVerifier, openNote } from '../../lib/tlog/note';
+import { leafHash, verifyConsistency, verifyInclusion } from '../../lib/tlog/verify';
+import { goTlog } from '../support/go-tlog';
+import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
+
+let sys: TestSystem;
+
+beforeAll(async () => {
+  sys = await startTestSystem({ tlog: true });
+});
+afterAll(async () => {
+  await sys?.stop();
+});
+
+/** Polls `check` until it returns a value (the log runs on its own clock); fails after `timeoutMs`. */
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function signedCheckpoint() {
+  const key = await sys.tk.log.key();
+  const note = await sys.tk.log.checkpoint();
+  return { key, note, ...parseCheckpoint(openNote(note, [noteVerifier(key)]).text) };
+}
+
+const b64 = (s: string) => Buffer.from(s, 'base64');
+
+describe('transparency log', () => {
+  test('session events and intent transitions get log indexes and verify against a signed checkpoint', async () => {
+    const sid = uniqueSessionId('tlog');
+    await sys.tk.createSession({ session_id: sid });
+    // Concurrent appends and an intent's transitions: several chains and transactions at once.
+    await Promise.all(Array.from({ length: 5 }, (_, i) => sys.tk.append(sid, { type: 'USER_INPUT', content: { i } })));
+    const intentId = `tlog-intent-${sid}`;
+    await sys.tk.intents.create({ event_id: intentId, domain: 'test', action: 'log me' });
+    await sys.tk.intents.transition(intentId, { status: 'in-progress' });
+
+    const events = await eventually('every event to have a log_index', async () => {
+      const page = await sys.tk.events(sid, { limit: 100 });
+      return page.events.length === 6 && page.events.every((e) => e.log_index !== null) ? page.events : undefined;
+    });
+    const transitions = await eventually('both transitions to have a log_index', async () => {
+      const t = (await sys.tk.intents.get(intentId)).transitions;
+      return t.every((x) => x.log_index !== null) ? t : undefined;
+    });
+    const records = [...events.map((e) => ({ hash: e.hash, index: e.log_index! })), ...transitions.map((t) => ({ hash: t.hash, index: t.log_index! }))];
+    // Each record once; a chain's records in seq order.
+    expect(new Set(records.map((r) => r.index)).size).toBe(records.length);
+    for (let i = 1; i < events.length; i++) expect(events[i].log_index!).toBeGreaterThan(events[i - 1].log_index!);
+
+    const cp = await eventually('a checkpoint covering them', async () => {
+      const c = await signedCheckpoint().catch(() => undefined);
+      return c && c.size > Math.max(...records.map((r) => r.index)) ? c : undefined;
+    });
+    expect(cp.origin).toMatch(/^timekeeper\//);
+    const goChecks: Record<string, unknown>[] = [{ op: 'parse_checkpoint', note: cp.note, log_keys: [cp.key], origin: cp.origin }];
+    for (const r of records) {
+      const p = await sys.tk.log.inclusion({ leaf_index: r.index, tree_size: cp.size });
+      const leaf = leafHash(Buffer.from(r.hash, 'hex'));
+      expect(b64(p.leaf_hash)).toEqual(leaf);
+      expect(verifyInclusion(r.index, cp.size, leaf, p.hashes.map(b64), cp.rootHash)).toBe(true);
+      // The same proof does not prove another record at that index.
+      expect(verifyInclusion(r.index, cp.size, leafHash(Buffer.alloc(32)), p.hashes.map(b64), cp.rootHash)).toBe(false);
+      goChecks.push({ op: 'check_inclusion', leaf_hash: p.leaf_hash, index: r.index, size: cp.size, root: cp.rootHash.toString('base64'), hashes: p.hashes });
+    }
+
+    // The log is gapless: leaves 0 … size-1, each one record.
+    const { rows } = await sys.ownerPool.query('SELECT count(*)::int AS n, min(log_index)::int AS lo, max(log_index)::int AS hi FROM tlog_leaves WHERE log_index < $1', [cp.size]);
+    expect(rows[0]).toEqual({ n: cp.size, lo: 0, hi: cp.size - 1 });
+
+    // A later checkpoint is consistent with this one.
+    await sys.tk.append(sid, { type: 'USER_INPUT', content: { later: true } });
+    const next = await eventually('a larger checkpoint', async () => {
+      const c = await signedCheckpoint();
+      return c.size > cp.size ? c : undefined;
+    });
+    const cons = await sys.tk.log.consistency({ from: cp.size, to: next.size });
+    expect(verifyConsistency(cp.size, next.size, cp.rootHash, next.rootHash, cons.hashes.map(b64))).toBe(true);
+    expect(verifyConsistency(cp.size, next.size, next.rootHash, next.rootHash, cons.hashes.map(b64))).toBe(false);
+    goChecks.push({ op: 'check_consistency', old_root: cp.rootHash.toString('base64'), from: cp.size, to: next.size, root: next.rootHash.toString('base64'), hashes: cons.hashes });
+    // The independent check: Go's sumdb/note and sumdb/tlog accept the checkpoint and every proof.
+    const go = await goTlog(goChecks);
+    expect(go.filter((g) => !g.ok)).toEqual([]);
+    expect(go[0]).toMatchObject({ origin: cp.origin, size: cp.size, root: cp.rootHash.toString('base64') });
+    // … and refuse a proof against the wrong root.
+    const [wrong] = await goTlog([{ ...goChecks[1], root: next.rootHash.toString('base64') }]);
+    expect(wrong.ok).toBe(false);
+
+    // Every checkpoint is stored, each signed.
+    const stored = await sys.ownerPool.query('SELECT tree_size, note FROM tlog_checkpoints WHERE tree_size IN ($1, $2) ORDER BY tree_size', [cp.size, next.size]);
+    expect(stored.rows.map((r) => r.note)).toEqual([cp.note, next.note]);
+
+    // The session's verify checks its events against the latest checkpoint.
+    const v = await eventually('verify to see every event in the checkpoint', async () => {
+      const r = await sys.tk.verify(sid);
+      return r.log.pending === 0 ? r : undefined;
+    });
+    expect(v.ok).toBe(true);
+    expect(v.log.ok).toBe(true);
+    expect(v.log.proven).toBe(7);
+  });
+
+  test('a rewritten event hash is named by verify as not the record the log committed to', async () => {
+    const sid = uniqueSessionId('tlog-rw');
+    await sys.tk.createSession({ session_id: sid });
+    await sys.tk.append(sid, { type: 'USER_INPUT', content: { n: 1 } });
+    await eventually('the session to be in a checkpoint', async () => {
+      const r = await sys.tk.verify(sid);
+      return r.log.proven === 2 ? r : undefined;
+    });
+    // The attacker: table owner, triggers off for one transaction, the last event's hash changed.
+    const db = await sys.ownerPool.connect();
+    try {
+      await db.query('BEGIN');
+      await db.query('ALTER TABLE timeline_events DISABLE TRIGGER timeline_events_no_update_delete');
+      await db.query("UPDATE timeline_events SET hash = repeat('ab', 32) WHERE session_id = $1 AND seq = 2", [sid]);
+      await db.query('ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER timeline_events_no_update_delete');
+      await db.query('COMMIT');
+    } finally {
+      db.release();
+    }
+    const v = await sys.tk.verify(sid);
+    expect(v.ok).toBe(false);
+    expect(v.log.ok).toBe(false);
+    expect(v.log.first_bad_seq).toBe(2);
+    expect(v.log.detail).toContain('is not the record the log committed to');
+  });
+
+  test('hostile proof parameters answer 400 naming the field', async () => {
+    const cp = await eventually('a checkpoint', () => signedCheckpoint().catch(() => undefined));
+    const cases: [Record<string, string | number>, 'inclusion' | 'consistency', string][] = [
+      [{ leaf_index: 'abc', tree_size: 1 }, 'inclusion', 'leaf_index'],
+      [{ leaf_index: -1, tree_size: 1 }, 'inclusion', 'leaf_index'],
+      [{ leaf_index: 0, tree_size: '1e3' }, 'inclusion', 'tree_size'],
+      [{ leaf_index: 0, tree_size: 0 }, 'inclusion', 'tree_size'],
+      [{ leaf_index: cp.size, tree_size: cp.size }, 'inclusion', 'leaf_index'],
+      [{ leaf_index: 0, tree_size: cp.size + 1_000_000 }, 'inclusion', 'tree_size'],
+      [{ leaf_index: 0, tree_size: '99999999999999999' }, 'inclusion', 'tree_size'],
+      [{ from: 2, to: 1 }, 'consistency', 'from'],
+      [{ from: 0, to: cp.size + 1_000_000 }, 'consistency', 'to'],
+      [{ from: 'x', to: 1 }, 'consistency', 'from'],
+    ];
+    for (const [query, kind, field] of cases) {
+      const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+      const r = await sys.tk.raw('GET', `/v1/log/proof/${kind}?${qs}`);
+      expect({ query, status: r.status, field: (r.body as { errors?: { field: string }[] }).errors?.[0]?.field }).toEqual({ query, status: 400, field });
+    }
+  });
+});

@@ -7,6 +7,7 @@
  * minutes; test/e2e/otel-export.test.ts covers the same export with the protobuf receiver).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -86,7 +87,10 @@ exporters:
 
   afterAll(async () => {
     await sys?.stop();
-    jaeger?.kill('SIGTERM');
+    if (jaeger && jaeger.exitCode === null) {
+      jaeger.kill('SIGTERM');
+      await once(jaeger, 'exit');
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -122,5 +126,14 @@ exporters:
     // Jaeger's times are microseconds: the tool span runs from TOOL_CALL's ts to TOOL_RESULT's.
     const at = (seq: number) => events.find((e) => e.seq === seq)!.ts * 1000;
     expect([tool.startTime, tool.startTime + tool.duration]).toEqual([at(3), at(4)]);
+    // Temporal's own spans reach the same Jaeger under the same service (batched: within a few seconds).
+    const until = Date.now() + 60_000;
+    let operations: string[] = [];
+    while (!operations.includes('RunActivity:appendEvents')) {
+      if (Date.now() > until) throw new Error(`no Temporal spans in Jaeger; operations: ${operations.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 500));
+      const r = await fetch(`${queryUrl}/api/services/timekeeper-jaeger/operations`);
+      if (r.ok) operations = ((await r.json()) as { data: string[] | null }).data ?? [];
+    }
   });
 });

@@ -14,6 +14,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { exportSpans, toReadableSpan } from '../lib/otel/exporter';
 import { sessionSpans, type SpanSpec } from '../lib/otel/session-spans';
 import { LIMITS } from '../lib/domain/limits';
+import { metrics } from '../lib/metrics';
 import { TelemetryStore, type TelemetryCursor, type TelemetryRow } from '../lib/store/telemetry';
 
 export interface OtelActivityDeps {
@@ -50,8 +51,16 @@ export function createOtelActivities(deps: OtelActivityDeps) {
       const before = await store.contextBefore(sessionId, events[0].seq, LIMITS.otelExportContextEvents);
       specs.push(...sessionSpans(events[0].session, [...before, ...events], events[0].seq));
     }
-    await exportSpans(ex.exporter, specs.map((s) => toReadableSpan(s, ex.resource)));
+    try {
+      await exportSpans(ex.exporter, specs.map((s) => toReadableSpan(s, ex.resource)));
+    } catch (err) {
+      metrics.otelExportFailures.inc();
+      throw err;
+    }
     const last = rows[rows.length - 1];
+    metrics.otelEventsExported.inc(rows.length);
+    metrics.otelSpansExported.inc(specs.length);
+    metrics.otelExportLag.set(Math.max(0, (Date.now() - last.ts) / 1000));
     Context.current().log.debug('exported session spans', { events: rows.length, spans: specs.length });
     return { cursor: { ts: last.ts, session_id: last.session_id, seq: last.seq }, events: rows.length, spans: specs.length };
   }

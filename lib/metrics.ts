@@ -65,6 +65,12 @@ export const metrics = {
     ...r,
   }),
   intentExpiries: new Counter({ name: 'timekeeper_intent_expiries_total', help: 'Intents moved to blocked by their time-to-live', ...r }),
+
+  // ---- OpenTelemetry export (activities/otel.ts) ----------------------------------------
+  otelEventsExported: new Counter({ name: 'timekeeper_otel_events_exported_total', help: 'Timeline events the OpenTelemetry exporter has read and the collector has taken', ...r }),
+  otelSpansExported: new Counter({ name: 'timekeeper_otel_spans_exported_total', help: 'Session spans the collector has taken', ...r }),
+  otelExportFailures: new Counter({ name: 'timekeeper_otel_export_failures_total', help: 'Export batches the collector did not take (retried: the cursor stays)', ...r }),
+  otelExportLag: new Gauge({ name: 'timekeeper_otel_export_lag_seconds', help: 'Age (by ts) of the last event exported, when the batch was taken: how far behind the export is', ...r }),
   intentWakes: new Counter({
     name: 'timekeeper_intent_wakes_total',
     help: 'Wake calls for re-opened intents, by outcome (sent, refused, failed, off when no INTENT_WAKE_URL)',

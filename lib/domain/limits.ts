@@ -191,7 +191,7 @@ export const LIMITS = {
   intentReconcilePageSize: 500,
   /** Timeline events the OpenTelemetry exporter reads, maps and sends per batch (one OTLP request). */
   otelExportBatchEvents: 500,
-  /** Events before a batch the exporter reads per session for the spans that open there (a turn's start); a longer turn's spans start later. */
+  /** Events before a batch the exporter reads per session for the spans that open there (back to the turn's USER_INPUT); a turn longer than this loses its invoke_agent span, and its later spans their parent. */
   otelExportContextEvents: 1000,
   /** One wake webhook attempt; then it is retried with backoff. */
   wakeAttemptTimeoutMs: 10_000,

@@ -15,9 +15,9 @@ import { addBoundsCondition, Where } from './where';
 import type { AgentBounds } from '../domain/agent-bounds';
 
 /** The columns of a StoredEvent, in the order rowToEvent reads them. */
-const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
+export const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
 
-function rowToEvent(r: Record<string, unknown>): StoredEvent {
+export function rowToEvent(r: Record<string, unknown>): StoredEvent {
   return {
     session_id: r.session_id as string,
     seq: Number(r.seq),

@@ -5,6 +5,7 @@
  * workflow, workflows/otel/workflow.ts).
  */
 import type { Pool } from 'pg';
+import { EVENT_COLUMNS, rowToEvent as storedEvent } from './sessions';
 
 /** One committed event, as the exporter reads it. */
 export interface TelemetryEvent {
@@ -45,7 +46,7 @@ export interface TelemetryRow extends TelemetryEvent {
  * milliseconds (bigint) or a timestamptz; both become milliseconds.
  */
 const OCCURRED_AT = `to_jsonb(e) -> 'occurred_at' AS occurred_at`;
-const COLUMNS = `e.session_id, e.seq, e.event_id, e.event_type, e.ts, e.content, ${OCCURRED_AT}`;
+const COLUMNS = `${EVENT_COLUMNS}, ${OCCURRED_AT}`;
 
 function occurredMs(v: unknown): number | null {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
@@ -57,15 +58,8 @@ function occurredMs(v: unknown): number | null {
 }
 
 function rowToEvent(r: Record<string, unknown>): TelemetryEvent {
-  return {
-    session_id: r.session_id as string,
-    seq: Number(r.seq),
-    event_id: r.event_id as string,
-    event_type: r.event_type as string,
-    ts: Number(r.ts),
-    occurred_at: occurredMs(r.occurred_at),
-    content: r.content,
-  };
+  const { session_id, seq, event_id, event_type, ts, content } = storedEvent(r);
+  return { session_id, seq, event_id, event_type, ts, content, occurred_at: occurredMs(r.occurred_at) };
 }
 
 export class TelemetryStore {

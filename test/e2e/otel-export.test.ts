@@ -5,6 +5,7 @@
  * the events' times; a collector outage stalls the export, which then resumes with every span
  * once. Real Temporal and PostgreSQL; the receiver stands in for Jaeger, Langfuse or Phoenix.
  */
+import { metrics } from '../../lib/metrics';
 import { spanIdOf, traceIdOf } from '../../lib/otel/session-spans';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { waitFor } from '../support/fake-activities';
@@ -88,6 +89,8 @@ test('a session becomes one trace of invoke_agent, chat and execute_tool spans w
   // A model call starts when what it answers was recorded (the tool result) and ends with the response.
   expect([chat1.startMs, chat1.endMs]).toEqual([at(4), at(5)]);
   expect(new Set(spans.map((s) => s.spanId)).size).toBe(6);
+  // The activity counts a batch once the collector has answered, just after the receiver saw it.
+  await waitForAsync(async () => ((await metrics.otelSpansExported.get()).values[0]?.value ?? 0) >= 6);
 });
 
 test('intent transitions linked to a session are spans of the turn they happened in', async () => {
@@ -128,6 +131,7 @@ test('intent transitions linked to a session are spans of the turn they happened
 test('a collector outage stalls the export; it resumes at its cursor and sends every span once', async () => {
   rx.down = true;
   const refusedBefore = rx.refused;
+  const failuresBefore = (await metrics.otelExportFailures.get()).values[0]?.value ?? 0;
   const sid = `otel-o-${Date.now()}`;
   const tk = sys.tk;
   await tk.createSession({ session_id: sid });
@@ -137,6 +141,7 @@ test('a collector outage stalls the export; it resumes at its cursor and sends e
   // The appends were answered while the collector was down; the exporter is being refused.
   await waitForAsync(async () => rx.refused > refusedBefore + 1, 60_000);
   expect(spansOf(sid)).toHaveLength(0);
+  await waitForAsync(async () => ((await metrics.otelExportFailures.get()).values[0]?.value ?? 0) > failuresBefore);
   rx.down = false;
   const spans = await waitFor('the spans after the outage', () => spansOf(sid).length >= 2 && spansOf(sid), 60_000);
   // A later session's span arrives only after every batch before it: by then a resend would have shown.

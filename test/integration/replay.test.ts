@@ -40,9 +40,9 @@ describe('workflow replay', () => {
   test('every recorded history replays against the current session, intent and task-run workflows', async () => {
     const histories = files.map((f) => ({ file: f, ...readHistoryFile(path.join(HISTORIES, f)) }));
     const types = Object.fromEntries(histories.map((h) => [h.file, h.history.events[0].workflowExecutionStartedEventAttributes?.workflowType?.name]));
-    // Intent histories are the intent-*.json files, task runs task-run-*.json, task schedulers task-scheduler-*.json; every other one is a session's.
+    // Intent histories are the intent-*.json files, task runs task-run-*.json, task schedulers task-scheduler-*.json, the OpenTelemetry exporter otel-*.json; every other one is a session's.
     const typeOf = (f: string) =>
-      f.startsWith('intent-') ? 'intentWorkflow' : f.startsWith('task-run-') ? 'taskRunWorkflow' : f.startsWith('task-scheduler-') ? 'taskSchedulerWorkflow' : 'sessionWorkflow';
+      f.startsWith('intent-') ? 'intentWorkflow' : f.startsWith('task-run-') ? 'taskRunWorkflow' : f.startsWith('task-scheduler-') ? 'taskSchedulerWorkflow' : f.startsWith('otel-') ? 'otelExportWorkflow' : 'sessionWorkflow';
     expect(types).toEqual(Object.fromEntries(files.map((f) => [f, typeOf(f)])));
     expect(files).toEqual(expect.arrayContaining(['task-run-result.json', 'task-run-success.json', 'task-scheduler-interval.json']));
     expect(files.filter((f) => f.startsWith('intent-'))).toEqual(expect.arrayContaining(['intent-lifecycle.json', 'intent-blocked-retry.json', 'intent-ttl-expiry.json']));

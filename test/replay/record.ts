@@ -52,6 +52,8 @@ interface Ctx {
   client: Client;
   taskQueue: string;
   pool: Pool;
+  /** Export requests the stand-in OTLP collector took (only when the otel-export scenario runs). */
+  otlpRequests?: () => number;
 }
 
 /** One recorded run: the file name (without .json) and its history. */
@@ -316,6 +318,45 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
     return [{ name: 'intent-blocked-retry', history: await finishIntent(ctx, id, 'done') }];
   },
 
+  /** (g2) blocked without a retry, the same blocked PATCH again (answered by the client, not sent), then straight to done (seed 001's recovery). */
+  async 'intent-blocked-done'(ctx) {
+    const ic = intents(ctx);
+    const id = 'EMAIL-20231027-003';
+    await ic.create({ eventId: id, domain: 'communication', action: 'send-email', data: { to: 'john@example.com' } });
+    const blockedReq = { status: IntentStatus.Blocked, note: 'smtp down', data: { error: 'Connection timeout after 10s', next_step: 'Check the relay, redo it' } };
+    const blocked = await ic.transition(id, blockedReq);
+    assert(blocked.seq === 2, 'blocked-done: blocked is seq 2');
+    assert((await ic.transition(id, blockedReq)).seq === 2, 'blocked-done: the repeat answers seq 2');
+    const done = await ic.transition(id, { status: IntentStatus.Done, note: 'sent after redoing it' });
+    assert(done.seq === 3 && done.content.from === IntentStatus.Blocked, `blocked-done: blocked → done is seq 3; got ${done.seq}`);
+    return [{ name: 'intent-blocked-done', history: await finishIntent(ctx, id, 'done') }];
+  },
+
+  /** (h2) the OpenTelemetry exporter (otel-export/<queue>): a session's events exported in batches to a stand-in collector, then polls once caught up; recorded while it runs, then terminated. */
+  async 'otel-export'(ctx) {
+    assert(ctx.otlpRequests !== undefined, 'otel-export: the worker exports');
+    const h = await createSession(ctx, 'record-otel');
+    await append(h, EventType.UserInput, { input: 'weather?' });
+    await append(h, EventType.ToolCall, { tool_name: 'weather', tool_call_id: 'c1' });
+    await append(h, EventType.ToolResult, { tool_name: 'weather', tool_call_id: 'c1', ok: true });
+    await append(h, EventType.LlmResponse, { response: 'sunny', model: 'm' });
+    await end(h, 'done');
+    await finish(ctx, h, 'done');
+    const handle = ctx.client.workflow.getHandle(`otel-export/${ctx.taskQueue}`);
+    const end_ = Date.now() + 30_000;
+    let history: History;
+    for (;;) {
+      history = await handle.fetchHistory();
+      const completed = (history.events ?? []).filter((e) => e.activityTaskCompletedEventAttributes).length;
+      const timers = (history.events ?? []).filter((e) => e.timerFiredEventAttributes).length;
+      if (ctx.otlpRequests() >= 1 && completed >= 3 && timers >= 2) break;
+      assert(Date.now() < end_, 'otel-export: batches exported and polls after');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await handle.terminate('recorded');
+    return [{ name: 'otel-export', history }];
+  },
+
   /**
    * (i) a task run whose webhook agent answers 202 (the run waits for its result): attempt 1
    * gets none within timeout_s 1 and times out; after the exponential wait (0.5 s) attempt 2's
@@ -482,7 +523,24 @@ async function main(): Promise<void> {
     const client = new Client({ connection, namespace: 'default', identity: 'timekeeper-record-histories' });
     const taskQueue = 'record-histories';
     // Task agents are local stand-ins (127.0.0.1); their results come back through the client, not HTTP.
-    const worker = await createTimekeeperWorker({ connection: nativeConnection, namespace: 'default', taskQueue, pool, tasks: { outboundAllowHosts: ['127.0.0.1'], publicUrl: 'http://127.0.0.1:8000' } });
+    // The OpenTelemetry exporter only for its own scenario (its interceptors add headers to other histories' updates).
+    let otlpRequests: (() => number) | undefined;
+    let otel: { endpoint: string; serviceName: string; pollMs: number; settleMs: number } | undefined;
+    if (selected.includes('otel-export')) {
+      let n = 0;
+      const collector = http.createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          n++;
+          res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        });
+      });
+      await new Promise<void>((ok) => collector.listen(0, '127.0.0.1', () => ok()));
+      cleanup.push(() => new Promise<void>((ok) => collector.close(() => ok())));
+      otlpRequests = () => n;
+      otel = { endpoint: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`, serviceName: 'record-histories', pollMs: 300, settleMs: 0 };
+    }
+    const worker = await createTimekeeperWorker({ connection: nativeConnection, namespace: 'default', taskQueue, pool, otel, tasks: { outboundAllowHosts: ['127.0.0.1'], publicUrl: 'http://127.0.0.1:8000' } });
     const running = worker.run();
     cleanup.push(async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -490,7 +548,7 @@ async function main(): Promise<void> {
     });
     log('worker running');
 
-    const ctx: Ctx = { client, taskQueue, pool };
+    const ctx: Ctx = { client, taskQueue, pool, otlpRequests };
     for (const name of selected) {
       const runs = await scenarios[name](ctx);
       recorded.push(...runs);

@@ -1,9 +1,11 @@
 /**
  * A worker in its own process, so a test can kill it with SIGKILL mid-append.
  * Env: TK_TEST_TEMPORAL_ADDRESS, TK_TEST_APP_URL, TK_TEST_WORKFLOW_BUNDLE, TASK_QUEUE, and
- * OUTBOUND_ALLOW (hosts task requests may reach, comma-separated), SECRETS_KEY (the API's sealing key, if it shares one).
+ * OUTBOUND_ALLOW (hosts task requests may reach, comma-separated), SECRETS_KEY (the API's sealing key, if it shares one),
+ * and the OpenTelemetry settings as lib/config.ts reads them (OTEL_EXPORTER_OTLP_ENDPOINT, …).
  */
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { loadConfig } from '../../lib/config';
 import { createPool } from '../../lib/db';
 import { parseSecretsKey } from '../../lib/secrets-key';
 import { TaskSecrets } from '../../lib/task-secrets';
@@ -15,12 +17,14 @@ async function main(): Promise<void> {
   const env = testEnv();
   const pool = createPool(env.appUrl);
   const connection = await NativeConnection.connect({ address: env.temporalAddress });
+  const c = loadConfig(process.env);
   const worker = await createTimekeeperWorker({
     connection,
     namespace: 'default',
     taskQueue: process.env.TASK_QUEUE!,
     pool,
     workflowBundle: { codePath: env.workflowBundle },
+    otel: c.otelEndpoint ? { endpoint: c.otelEndpoint, serviceName: c.otelServiceName, pollMs: c.otelPollMs, settleMs: c.otelSettleMs } : undefined,
     tasks: { outboundAllowHosts: (process.env.OUTBOUND_ALLOW ?? '').split(',').filter(Boolean), secrets: process.env.SECRETS_KEY ? new TaskSecrets(parseSecretsKey(process.env.SECRETS_KEY)) : undefined },
   });
   const running = worker.run();

@@ -194,3 +194,20 @@ describe('agent task bounds (AGENT_TASK_*, AGENT_TASKS_MAX)', () => {
     expect(failure({ AGENT_TASKS_MAX: 'many' })).toMatch(/AGENT_TASKS_MAX must be an integer/);
   });
 });
+
+describe('OpenTelemetry export settings', () => {
+  test('off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; service name and the exporter tunables default', () => {
+    expect(loadConfig({})).toMatchObject({ otelEndpoint: undefined, otelServiceName: 'timekeeper', otelPollMs: TUNABLE.otelPollMs.default, otelSettleMs: TUNABLE.otelSettleMs.default });
+    expect(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SERVICE_NAME: 'tk-prod', TIMEKEEPER_OTEL_POLL_MS: '1000', TIMEKEEPER_OTEL_SETTLE_MS: '0' })).toMatchObject({
+      otelEndpoint: 'http://127.0.0.1:4318',
+      otelServiceName: 'tk-prod',
+      otelPollMs: 1000,
+      otelSettleMs: 0,
+    });
+  });
+
+  test('a bad endpoint or an out-of-range tunable is refused naming the variable', () => {
+    expect(failure({ OTEL_EXPORTER_OTLP_ENDPOINT: '127.0.0.1:4318' })).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/);
+    expect(failure({ TIMEKEEPER_OTEL_POLL_MS: '10' })).toMatch(/TIMEKEEPER_OTEL_POLL_MS/);
+  });
+});

@@ -174,6 +174,22 @@ export async function rangeHashes(ranges: Range[], read: TileReader): Promise<Bu
   return nodes.map((ns) => foldRange(ns.map((n) => nodeFromTile(n, tiles))));
 }
 
+/** The leaf hash at one index, from its level-0 tile. */
+export async function leafAt(index: number, read: TileReader): Promise<Buffer> {
+  checkSize('leaf_index', index);
+  return nodeFromTile({ level: 0, index }, await read([nodeSource({ level: 0, index }).tile]));
+}
+
+/** A reader that keeps the tiles it has read (for several proofs, or a proof and its leaf, over one tree). */
+export function cachedReader(read: TileReader): TileReader {
+  const cache = new Map<string, Buffer>();
+  return async (ids) => {
+    const missing = ids.filter((t) => !cache.has(tileKey(t)));
+    if (missing.length > 0) for (const [k, v] of await read(missing)) cache.set(k, v);
+    return new Map(ids.filter((t) => cache.has(tileKey(t))).map((t) => [tileKey(t), cache.get(tileKey(t))!]));
+  };
+}
+
 export async function treeHead(size: number, read: TileReader): Promise<Buffer> {
   checkSize('tree_size', size);
   return (await rangeHashes([{ lo: 0, hi: size }], read))[0];

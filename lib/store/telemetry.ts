@@ -70,7 +70,7 @@ export class TelemetryStore {
    * clock. `ts` is read when a write's transaction begins and the row is visible when it
    * commits, so a younger event may still have an older, uncommitted neighbour; waiting
    * `settleMs` lets such writes commit before the cursor passes their `ts`.
-   * Without an index on ts this is a scan of timeline_events per poll (docs/operations.md).
+   * An index range read over timeline_events (ts, session_id, seq) (schema/020_event_ts_order.sql).
    */
   async eventsAfter(cursor: TelemetryCursor, limit: number, settleMs: number): Promise<TelemetryRow[]> {
     const { rows } = await this.pool.query(

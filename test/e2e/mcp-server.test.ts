@@ -216,8 +216,9 @@ test('schedule_task, list_tasks, get_task, pause/resume, run_task_now, send_sign
 
   const listed = await call(client, 'list_tasks', { created_by: AGENT_ID });
   expect(listed.isError).toBe(false);
-  expect(listed.body.tasks.map((t: { task_id: string }) => t.task_id)).toEqual([daily, `${taskPrefix}-in10m`]);
-  expect(listed.body.tasks[0]).toMatchObject({ trigger_text: expect.stringContaining('09:00'), created_by: AGENT_ID });
+  // Newest first, the list's default order.
+  expect(listed.body.tasks.map((t: { task_id: string }) => t.task_id)).toEqual([`${taskPrefix}-in10m`, daily]);
+  expect(listed.body.tasks[1]).toMatchObject({ trigger_text: expect.stringContaining('09:00'), created_by: AGENT_ID });
 
   expect((await call(client, 'pause_task', { task_id: daily })).body).toMatchObject({ enabled: false });
   expect((await stored(daily))?.enabled).toBe(false);

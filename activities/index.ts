@@ -1,6 +1,6 @@
 /** Every activity the worker registers, by capability. */
 import type { Pool } from 'pg';
-import type { SessionWriter } from '../lib/domain/sessions';
+import type { OccurredAtBounds, SessionWriter } from '../lib/domain/sessions';
 import type { TaskSecrets } from '../lib/task-secrets';
 import { createIntentActivities } from './intents';
 import { createSessionActivities } from './sessions';
@@ -32,11 +32,13 @@ export interface ActivityDeps {
   followUps?: FollowUpCreator;
   /** Run starts, cancels and scheduler wakes through Temporal (worker/run-control.ts). */
   runs?: RunControl;
+  /** How far an event's occurred_at may lie from its ts (EVENT_OCCURRED_AT_MAX_PAST_S / _FUTURE_S). Default: the TUNABLE defaults. */
+  occurredAt?: OccurredAtBounds;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...createSessionActivities(deps.pool),
+    ...createSessionActivities(deps.pool, { occurredAt: deps.occurredAt }),
     ...createIntentActivities(deps),
     ...createSignalActivities({ pool: deps.pool }),
     ...createTaskActivities({ pool: deps.pool, sessions: deps.sessions, outboundAllowHosts: deps.outboundAllowHosts ?? [], outboundEchoBodies: deps.outboundEchoBodies, secrets: deps.secrets, secret: deps.secret ?? (() => undefined), publicUrl: deps.publicUrl ?? 'http://127.0.0.1:8000', artifactsDir: deps.artifactsDir, followUps: deps.followUps, runs: deps.runs }),

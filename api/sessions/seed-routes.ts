@@ -25,6 +25,7 @@ export function seedEvent(e: StoredEvent) {
     event_type: e.event_type,
     seq: e.seq,
     hash: e.hash,
+    occurred_at: e.occurred_at ?? null,
   };
 }
 
@@ -50,9 +51,9 @@ export function seedRouter({ sessions, store, keys, admission }: SessionDeps): R
     // Through the input gate, like a JSON body: unique member names, no NUL or lone surrogate.
     const content = parseJsonText(p.content, 'content') as JsonValue;
     const { event } = await admission.run('write', p.session_id, () =>
-      sessions.append({ sessionId: p.session_id, type: p.event_type, content, idempotencyKey: p.idempotency_key, eventId: p.event_id }),
+      sessions.append({ sessionId: p.session_id, type: p.event_type, content, idempotencyKey: p.idempotency_key, eventId: p.event_id, occurredAt: p.occurred_at }),
     );
-    res.json(ok('event appended', { event_id: event.event_id, timestamp: event.ts, prev_event_hash: event.prev_hash, seq: event.seq, hash: event.hash }));
+    res.json(ok('event appended', { event_id: event.event_id, timestamp: event.ts, prev_event_hash: event.prev_hash, seq: event.seq, hash: event.hash, occurred_at: event.occurred_at ?? null }));
   });
 
   route(r, keys, seedGet, async (req, res) => {

@@ -22,6 +22,7 @@ export function v1Event(e: StoredEvent) {
     prev_hash: e.prev_hash,
     hash: e.hash,
     idempotency_key: e.idempotency_key,
+    occurred_at: e.occurred_at ?? null,
   };
 }
 
@@ -124,6 +125,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
         idempotencyKey: b.idempotency_key,
         eventId: b.event_id,
         expectedSeq: b.expected_seq,
+        occurredAt: b.occurred_at,
       }),
     );
     res.status(deduplicated ? 200 : 201).json({ ...v1Event(e), deduplicated });
@@ -143,7 +145,7 @@ export function v1Router({ sessions, store, keys, temporalUiUrl, temporalNamespa
     const id = idOf(req);
     const b = parse(endSession.body, jsonBody(req));
     const { event: e, deduplicated } = await admission.run('write', id, () =>
-      sessions.end(id, { reason: b.reason ?? 'ended', idempotencyKey: b.idempotency_key, expectedSeq: b.expected_seq }),
+      sessions.end(id, { reason: b.reason ?? 'ended', idempotencyKey: b.idempotency_key, expectedSeq: b.expected_seq, occurredAt: b.occurred_at }),
     );
     res.status(200).json({ ...v1Event(e), deduplicated });
   });

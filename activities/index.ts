@@ -1,6 +1,6 @@
 /** Every activity the worker registers, by capability. */
 import type { Pool } from 'pg';
-import type { SessionWriter } from '../lib/domain/sessions';
+import type { OccurredAtBounds, SessionWriter } from '../lib/domain/sessions';
 import type { TaskSecrets } from '../lib/task-secrets';
 import { createIntentActivities } from './intents';
 import { createOtelActivities, type OtelActivityDeps } from './otel';
@@ -38,11 +38,13 @@ export interface ActivityDeps {
   otel?: OtelActivityDeps['export'];
   /** The transparency log builder's origin and signer, and its interval (activities/tlog.ts). Default none: the builder's activity fails. */
   tlog?: Omit<TlogDeps, 'pool'>;
+  /** How far an event's occurred_at may lie from its ts (EVENT_OCCURRED_AT_MAX_PAST_S / _FUTURE_S). Default: the TUNABLE defaults. */
+  occurredAt?: OccurredAtBounds;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...createSessionActivities(deps.pool),
+    ...createSessionActivities(deps.pool, { occurredAt: deps.occurredAt }),
     ...createIntentActivities(deps),
     ...createSignalActivities({ pool: deps.pool }),
     ...createOtelActivities({ pool: deps.pool, export: deps.otel }),

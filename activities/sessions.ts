@@ -14,7 +14,9 @@ import {
   StoredEvent,
   header,
   headOf,
+  occurredAtProblem,
   sameRequest,
+  type OccurredAtBounds,
   sessionErrors,
 } from '../lib/domain/sessions';
 import type { JsonValue } from '../lib/domain/canonical-json';
@@ -24,6 +26,7 @@ import { logFor } from '../lib/log';
 import { metrics, secondsSince } from '../lib/metrics';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { SessionStore } from '../lib/store/sessions';
+import { TUNABLE } from '../lib/domain/limits';
 
 /** Present on the batch that writes SESSION_CREATE: the timeline's own row. */
 export interface NewTimeline {
@@ -75,7 +78,11 @@ export function failureFromDatabase(err: unknown, what = 'timeline'): Applicatio
   return undefined;
 }
 
-export function createSessionActivities(pool: Pool) {
+const DEFAULT_OCCURRED_AT_BOUNDS: OccurredAtBounds = { maxPastS: TUNABLE.occurredAtMaxPastS.default, maxFutureS: TUNABLE.occurredAtMaxFutureS.default };
+
+/** `occurredAt`: how far an event's occurred_at may lie from the ts it is stored with (EVENT_OCCURRED_AT_MAX_PAST_S / _FUTURE_S). */
+export function createSessionActivities(pool: Pool, opts: { occurredAt?: OccurredAtBounds } = {}) {
+  const occurredAtBounds = opts.occurredAt ?? DEFAULT_OCCURRED_AT_BOUNDS;
   const store = new SessionStore(pool);
   const instanceId = databaseInstanceReader(pool);
 
@@ -157,14 +164,20 @@ export function createSessionActivities(pool: Pool) {
         if (item.expectedSeq !== undefined && item.expectedSeq !== (head?.seq ?? 0)) {
           return refused(sessionErrors.wrongExpectedSeq(item.expectedSeq, head ? headOf(head) : null));
         }
+        const ts = head ? Math.max(nowMs, head.ts) : nowMs;
+        // Checked against the ts it would be stored with, and only for a new event: a retry of a
+        // stored one (above) is answered however late it comes.
+        const late = item.occurredAt === undefined ? null : occurredAtProblem(item.occurredAt, ts, occurredAtBounds);
+        if (late) return refused(late);
         const unhashed = {
           session_id: sessionId,
           seq: head ? head.seq + 1 : 1,
           event_id: item.eventId,
           event_type: item.type,
-          ts: head ? Math.max(nowMs, head.ts) : nowMs,
+          ts,
           content: item.content,
           prev_hash: head ? head.hash : null,
+          ...(item.occurredAt !== undefined ? { occurred_at: item.occurredAt } : {}),
         };
         const event: StoredEvent = { ...unhashed, hash: computeEventHash(unhashed), idempotency_key: item.idempotencyKey ?? null };
         fresh.push(event);

@@ -150,6 +150,16 @@ export const plainText = (max: number) =>
 export const idempotencyKey = z.string().regex(IDEMPOTENCY_KEY_RE, IDEMPOTENCY_KEY_RULE);
 export const eventIdParam = z.string().uuid('must be a UUID').transform((s) => s.toLowerCase());
 export const hash = z.string().regex(/^[0-9a-f]{64}$/);
+/**
+ * When an event happened (docs/api.md "Event time"): an RFC 3339 date-time with `Z` or an
+ * offset, as milliseconds since the epoch (what is stored and hashed; finer fractions are cut
+ * to the millisecond, the offset is not kept). zod's own ISO check holds the calendar rules.
+ */
+export const occurredAt = z.iso
+  .datetime({ offset: true, error: 'must be an RFC 3339 date-time with Z or an offset, e.g. 2026-12-01T18:27:59.120Z or 2026-12-01T19:27:59+01:00' })
+  .transform((s) => Date.parse(s))
+  .refine((ms) => ms >= 0, 'must not be before 1970-01-01T00:00:00Z')
+  .describe('when the event happened (RFC 3339 with Z or an offset), from the hook or client; stored and hashed beside ts, which stays the order');
 export const jsonValue = z.json();
 
 // ---- errors -------------------------------------------------------------------------

@@ -107,6 +107,7 @@ export class SessionClient implements SessionWriter {
       idempotencyKey: input.idempotencyKey,
       clientEventId: input.eventId !== undefined,
       expectedSeq: input.expectedSeq,
+      ...(input.occurredAt !== undefined ? { occurredAt: input.occurredAt } : {}),
       ...(input.system ? { system: true } : {}),
       ...withRequestId(),
     };
@@ -124,7 +125,7 @@ export class SessionClient implements SessionWriter {
 
   /** Appends SESSION_END with `{reason}`; the workflow then archives the timeline and completes. */
   end(sessionId: string, input: EndInput): Promise<AppendResult> {
-    return this.append({ sessionId, type: EventType.SessionEnd, content: { reason: input.reason }, idempotencyKey: input.idempotencyKey, expectedSeq: input.expectedSeq });
+    return this.append({ sessionId, type: EventType.SessionEnd, content: { reason: input.reason }, idempotencyKey: input.idempotencyKey, expectedSeq: input.expectedSeq, occurredAt: input.occurredAt });
   }
 
   /**
@@ -336,5 +337,5 @@ function withRequestId(): { requestId?: string } {
 }
 
 function endRequestOf(req: AppendRequest): EndRequest {
-  return { eventId: req.eventId, reason: endReasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey, expectedSeq: req.expectedSeq };
+  return { eventId: req.eventId, reason: endReasonOf(req.content), content: req.content, idempotencyKey: req.idempotencyKey, expectedSeq: req.expectedSeq, ...(req.occurredAt !== undefined ? { occurredAt: req.occurredAt } : {}) };
 }

@@ -75,6 +75,8 @@ const EnvSchema = z.object({
   TIMEKEEPER_API_KEYS_FILE: optional,
   [TUNABLE.maxContentBytes.env]: tunable(TUNABLE.maxContentBytes),
   [TUNABLE.updatesPerRun.env]: tunable(TUNABLE.updatesPerRun),
+  [TUNABLE.occurredAtMaxPastS.env]: tunable(TUNABLE.occurredAtMaxPastS),
+  [TUNABLE.occurredAtMaxFutureS.env]: tunable(TUNABLE.occurredAtMaxFutureS),
   [TUNABLE.writeTimeoutMs.env]: tunable(TUNABLE.writeTimeoutMs),
   [TUNABLE.writesInFlightMax.env]: tunable(TUNABLE.writesInFlightMax),
   [TUNABLE.createsInFlightMax.env]: tunable(TUNABLE.createsInFlightMax),
@@ -182,6 +184,10 @@ export interface Config {
   updatesPerRun: number;
   /** See TUNABLE.writeTimeoutMs. */
   writeTimeoutMs: number;
+  /** See TUNABLE.occurredAtMaxPastS (checked by the worker's writer). */
+  occurredAtMaxPastS: number;
+  /** See TUNABLE.occurredAtMaxFutureS (checked by the worker's writer). */
+  occurredAtMaxFutureS: number;
   /** See TUNABLE.writesInFlightMax. */
   writesInFlightMax: number;
   /** See TUNABLE.connectionsPerClientMax. */
@@ -352,6 +358,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxContentBytes: e[TUNABLE.maxContentBytes.env],
     updatesPerRun: e[TUNABLE.updatesPerRun.env],
     writeTimeoutMs: e[TUNABLE.writeTimeoutMs.env],
+    occurredAtMaxPastS: e[TUNABLE.occurredAtMaxPastS.env],
+    occurredAtMaxFutureS: e[TUNABLE.occurredAtMaxFutureS.env],
     writesInFlightMax: e[TUNABLE.writesInFlightMax.env],
     createsInFlightMax: e[TUNABLE.createsInFlightMax.env],
     sessionWritesInFlightMax: e[TUNABLE.sessionWritesInFlightMax.env],

@@ -17,7 +17,9 @@ export type UnhashedEvent = Omit<ChainEvent, 'hash'>;
 
 /**
  * The exact string that is hashed: the RFC 8785 canonical JSON of these seven members and no
- * others. Members are picked explicitly so extra properties on a database row (recorded_at,
+ * others, plus `occurred_at` when the event has one (docs/hash-chain.md §3: an event without
+ * it hashes exactly as every event did before it existed, so old chains verify unchanged).
+ * Members are picked explicitly so extra properties on a database row (recorded_at,
  * workflow_id, ...) or the stored `hash` itself never leak into the hash.
  */
 export function hashInput(e: UnhashedEvent): string {
@@ -29,6 +31,7 @@ export function hashInput(e: UnhashedEvent): string {
     ts: e.ts,
     content: e.content,
     prev_hash: e.prev_hash,
+    ...(e.occurred_at != null ? { occurred_at: e.occurred_at } : {}),
   });
 }
 
@@ -115,6 +118,7 @@ export class ChainVerifier {
     if (this.broken) return null;
     assertSafeInteger('seq', e.seq);
     assertSafeInteger('ts', e.ts);
+    if (e.occurred_at != null) assertSafeInteger('occurred_at', e.occurred_at);
     this.checked++;
     const found = this.check(e);
     if (found) {

@@ -35,7 +35,7 @@ export interface TimekeeperWorkerOptions {
    * Settings for sessions that activities create or resume through the session client
    * (see lib/config.ts). Default: the TUNABLE defaults.
    */
-  sessions?: { maxContentBytes: number; updatesPerRun: number; writeTimeoutMs: number };
+  sessions?: { maxContentBytes: number; updatesPerRun: number; writeTimeoutMs: number; occurredAtMaxPastS?: number; occurredAtMaxFutureS?: number };
   /** OpenClaw's wake hook for intents re-opened by retry_after (INTENT_WAKE_URL, INTENT_WAKE_TOKEN); none: no wake calls. */
   wake?: { url?: string; token?: string };
   /** Scheduled tasks: run queues, outgoing-request allow list, secrets, slots (see lib/config.ts). */
@@ -100,6 +100,10 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   const activities = createActivities({
     pool: opts.pool,
     sessions,
+    occurredAt: {
+      maxPastS: s.occurredAtMaxPastS ?? TUNABLE.occurredAtMaxPastS.default,
+      maxFutureS: s.occurredAtMaxFutureS ?? TUNABLE.occurredAtMaxFutureS.default,
+    },
     wake: opts.wake,
     outboundAllowHosts: opts.tasks?.outboundAllowHosts,
     outboundEchoBodies: opts.tasks?.outboundEchoBodies,

@@ -81,6 +81,8 @@ export interface ChatMessage {
   content: string;
   seq: number;
   ts: number;
+  /** When it happened, as its writer said (ms), or null; ts is when Timekeeper stored it. */
+  occurred_at: number | null;
 }
 
 export function formatLine(e: StoredEvent, lang: Lang): string {
@@ -116,11 +118,18 @@ export function toMessage(e: StoredEvent, lang: Lang): ChatMessage {
       : role === 'assistant'
         ? text(e.content, 'response', 'text', 'message')
         : formatLine(e, lang);
-  return { role, content, seq: e.seq, ts: e.ts };
+  return { role, content, seq: e.seq, ts: e.ts, occurred_at: e.occurred_at ?? null };
 }
+
+/**
+ * The time a line is prefixed with: when the event happened if its writer said so (an outbox
+ * may deliver minutes after the fact, and the agent reasons about when things happened), else
+ * when it was stored.
+ */
+export const eventTime = (e: Pick<StoredEvent, 'ts' | 'occurred_at'>): number => e.occurred_at ?? e.ts;
 
 export function formatContext(events: StoredEvent[], lang: Lang, timestamps: boolean): string {
   return events
-    .map((e) => (timestamps ? `[${new Date(e.ts).toISOString()}] ` : '') + formatLine(e, lang))
+    .map((e) => (timestamps ? `[${new Date(eventTime(e)).toISOString()}] ` : '') + formatLine(e, lang))
     .join('\n');
 }

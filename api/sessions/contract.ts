@@ -8,7 +8,7 @@ import { LIMITS } from '../../lib/domain/limits';
 import { LIST_ORDERS } from '../../lib/domain/list-order';
 import { APPENDABLE_EVENT_TYPES, EVENT_TYPES, TIMELINE_STATUSES } from '../../lib/domain/sessions';
 import { Operation } from '../scopes';
-import { defineRoute, eventIdParam, hash, idempotencyKey, jsonValue, limitParam, plainText, required, seqParam, sessionId, tsParam } from '../contract';
+import { defineRoute, eventIdParam, hash, idempotencyKey, jsonValue, limitParam, occurredAt, plainText, required, seqParam, sessionId, tsParam } from '../contract';
 
 // ---- fields -----------------------------------------------------------------------------
 
@@ -30,6 +30,8 @@ const sessionIdPath = z.object({ id: sessionId });
 
 // ---- seed surface -----------------------------------------------------------------------
 
+const occurredAtOut = z.number().int().nullable().describe('when the event happened (ms since the epoch) as its writer said, or null; ts is when it was stored');
+
 const envelope = <T extends z.ZodType>(data: T) => z.object({ code: z.literal(200), msg: z.string(), data });
 
 export const SeedEvent = z
@@ -42,6 +44,7 @@ export const SeedEvent = z
     event_type: z.string(),
     seq: z.number().int(),
     hash,
+    occurred_at: occurredAtOut,
   })
   .meta({ id: 'SeedEvent' });
 
@@ -70,9 +73,10 @@ export const seedAppend = defineRoute({
     content: z.string(required(' (a JSON document as text)')),
     idempotency_key: idempotencyKey.optional(),
     event_id: eventIdParam.optional(),
+    occurred_at: occurredAt.optional(),
   }),
   responses: {
-    200: envelope(z.object({ event_id: z.string(), timestamp: z.number().int(), prev_event_hash: hash.nullable(), seq: z.number().int(), hash })),
+    200: envelope(z.object({ event_id: z.string(), timestamp: z.number().int(), prev_event_hash: hash.nullable(), seq: z.number().int(), hash, occurred_at: occurredAtOut })),
   },
   errors: [400, 401, 403, 404, 409, 413, 503],
 });
@@ -105,6 +109,7 @@ export const Event = z
     hash,
     idempotency_key: z.string().nullable(),
     log_index: z.number().int().nullable().describe('its leaf index in the transparency log (GET /v1/log/proof/inclusion); null until the log builder has taken it, within seconds'),
+    occurred_at: occurredAtOut,
   })
   .meta({ id: 'Event' });
 
@@ -199,10 +204,11 @@ export const appendEvent = defineRoute({
     idempotency_key: idempotencyKey.optional(),
     event_id: eventIdParam.optional(),
     expected_seq: expectedSeq.optional(),
+    occurred_at: occurredAt.optional(),
   }),
   responses: { 201: AppendedEvent, 200: AppendedEvent },
   errors: [400, 401, 403, 404, 409, 412, 413, 503],
-  example: { type: 'TOOL_CALL', content: { tool_name: 'weather', params: { city: '北京' } }, idempotency_key: 'call-1' },
+  example: { type: 'TOOL_CALL', content: { tool_name: 'weather', params: { city: '北京' } }, idempotency_key: 'call-1', occurred_at: '2026-12-01T18:27:59.120Z' },
 });
 
 export const listEvents = defineRoute({
@@ -236,6 +242,7 @@ export const endSession = defineRoute({
     reason: plainText(LIMITS.endReasonMaxChars).optional(),
     idempotency_key: idempotencyKey.optional(),
     expected_seq: expectedSeq.optional(),
+    occurred_at: occurredAt.optional(),
   }),
   responses: { 200: AppendedEvent },
   errors: [400, 401, 403, 404, 409, 412, 503],
@@ -308,7 +315,7 @@ export const getContext = defineRoute({
       events_included: z.number().int(),
       truncated: z.boolean(),
       text: z.string(),
-      messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string(), seq: z.number().int(), ts: z.number().int() })),
+      messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string(), seq: z.number().int(), ts: z.number().int(), occurred_at: occurredAtOut })),
     }),
   },
   errors: [400, 401, 403, 404, 503],

@@ -26,6 +26,7 @@ export function seedEvent(e: StoredEvent) {
     event_type: e.event_type,
     seq: e.seq,
     hash: e.hash,
+    occurred_at: e.occurred_at ?? null,
   };
 }
 
@@ -61,9 +62,9 @@ export function seedRouter({ sessions, store, keys, admission }: SessionDeps): R
     const content = parseJsonText(p.content, 'content') as JsonValue;
     await mustBeWithin(p.session_id, principalOf(res));
     const { event } = await admission.run('write', p.session_id, () =>
-      sessions.append({ sessionId: p.session_id, type: p.event_type, content, idempotencyKey: p.idempotency_key, eventId: p.event_id }),
+      sessions.append({ sessionId: p.session_id, type: p.event_type, content, idempotencyKey: p.idempotency_key, eventId: p.event_id, occurredAt: p.occurred_at }),
     );
-    res.json(ok('event appended', { event_id: event.event_id, timestamp: event.ts, prev_event_hash: event.prev_hash, seq: event.seq, hash: event.hash }));
+    res.json(ok('event appended', { event_id: event.event_id, timestamp: event.ts, prev_event_hash: event.prev_hash, seq: event.seq, hash: event.hash, occurred_at: event.occurred_at ?? null }));
   });
 
   route(r, keys, seedGet, async (req, res) => {

@@ -26,6 +26,7 @@ export function v1Event(e: StoredEvent, logIndex: number | null = null) {
     hash: e.hash,
     idempotency_key: e.idempotency_key,
     log_index: logIndex,
+    occurred_at: e.occurred_at ?? null,
   };
 }
 
@@ -136,6 +137,7 @@ export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalN
         idempotencyKey: b.idempotency_key,
         eventId: b.event_id,
         expectedSeq: b.expected_seq,
+        occurredAt: b.occurred_at,
       }),
     );
     res.status(deduplicated ? 200 : 201).json(await written(e, deduplicated));
@@ -157,7 +159,7 @@ export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalN
     const b = parse(endSession.body, jsonBody(req));
     await mustBeWithin(id, principalOf(res));
     const { event: e, deduplicated } = await admission.run('write', id, () =>
-      sessions.end(id, { reason: b.reason ?? 'ended', idempotencyKey: b.idempotency_key, expectedSeq: b.expected_seq }),
+      sessions.end(id, { reason: b.reason ?? 'ended', idempotencyKey: b.idempotency_key, expectedSeq: b.expected_seq, occurredAt: b.occurred_at }),
     );
     res.status(200).json(await written(e, deduplicated));
   });

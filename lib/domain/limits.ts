@@ -85,6 +85,20 @@ export const TUNABLE = {
     max: 365 * 24 * 3600,
     why: "seconds an intent's workflow stays open while the intent is blocked without an automatic retry; then it closes (a later PATCH starts it again), so open workflows do not grow without bound",
   },
+  occurredAtMaxPastS: {
+    env: 'EVENT_OCCURRED_AT_MAX_PAST_S',
+    default: 7 * 24 * 3600,
+    min: 0,
+    max: 10 * 365 * 24 * 3600,
+    why: "how far an event's occurred_at may lie before the time Timekeeper stores it (ts), in seconds; beyond it the append is refused with 400 naming occurred_at. Generous, because an outbox (the OpenClaw plugin's) holds events through an outage of hours or a laptop closed over a weekend and delivers them late with their real times",
+  },
+  occurredAtMaxFutureS: {
+    env: 'EVENT_OCCURRED_AT_MAX_FUTURE_S',
+    default: 60,
+    min: 0,
+    max: 24 * 3600,
+    why: "how far an event's occurred_at may lie after the time Timekeeper stores it (ts), in seconds; beyond it the append is refused with 400 naming occurred_at. Tight: nothing reports an event before it happens, so only clock skew between the writer's host and the database is allowed for",
+  },
   taskSlotsDefault: {
     env: 'TASK_SLOTS_DEFAULT',
     default: 20,

@@ -58,6 +58,11 @@ export interface ChainEvent {
   content: JsonValue;
   /** Hash of the previous event (64 lowercase hex), null for seq 1. */
   prev_hash: string | null;
+  /**
+   * When the event happened (ms since the epoch), as its writer said; absent or null when it
+   * gave none. Hashed only when present, so chains written before it existed verify unchanged.
+   */
+  occurred_at?: number | null;
   /** Lowercase hex SHA-256 of hashInput(event). */
   hash: string;
 }
@@ -91,6 +96,8 @@ export interface AppendRequest {
   system?: boolean;
   /** Refuse the append (wrong_expected_seq) unless the chain head is this seq when it is written. */
   expectedSeq?: number;
+  /** When the event happened (ms since the epoch), from the hook or client; stored and hashed as occurred_at. */
+  occurredAt?: number;
   /** The HTTP request that asked for it (X-Request-Id), for the writer's log lines; never stored or hashed. */
   requestId?: string;
 }
@@ -144,6 +151,8 @@ export interface AppendInput {
   eventId?: string;
   /** Append only if the chain head is this seq (optimistic concurrency). */
   expectedSeq?: number;
+  /** When the event happened (ms since the epoch); see AppendRequest.occurredAt. */
+  occurredAt?: number;
   /** Timekeeper's own writers only (see AppendRequest.system). */
   system?: boolean;
 }
@@ -152,6 +161,7 @@ export interface EndInput {
   reason: string;
   idempotencyKey?: string;
   expectedSeq?: number;
+  occurredAt?: number;
 }
 
 /**
@@ -239,10 +249,17 @@ export function appendRequestProblem(req: AppendRequest, maxBytes: number): Doma
   if (req.expectedSeq !== undefined && !(Number.isSafeInteger(req.expectedSeq) && req.expectedSeq >= 1)) {
     return DomainError.validation('expected_seq', 'must be an integer of at least 1');
   }
+  if (req.occurredAt !== undefined && !(Number.isSafeInteger(req.occurredAt) && req.occurredAt >= 0)) {
+    return DomainError.validation('occurred_at', 'must be a time after 1970-01-01 (milliseconds since the epoch)');
+  }
   return contentProblem(req.content, maxBytes);
 }
 
-/** A retry must ask for the same event it refers to: same type, canonically equal content. */
+/**
+ * A retry must ask for the same event it refers to: same type, canonically equal content.
+ * occurred_at is left out on purpose: a client that stamps the time when it sends (not when
+ * the event happened) gives each retry another one, and the first stored event stands.
+ */
 export function sameRequest(e: StoredEvent, req: Pick<AppendRequest, 'type' | 'content'>): boolean {
   return e.event_type === req.type && canonicalize(e.content) === canonicalize(req.content);
 }
@@ -251,6 +268,27 @@ export function sameRequest(e: StoredEvent, req: Pick<AppendRequest, 'type' | 'c
 export function header(e: StoredEvent): EventHeader {
   const { content: _content, ...rest } = e;
   return rest;
+}
+
+/**
+ * Why an event that happened at `occurredAt` may not be stored at `ts` (both ms), or null:
+ * further back than `maxPastS` or ahead by more than `maxFutureS` (lib/domain/limits.ts).
+ */
+export function occurredAtProblem(occurredAt: number, ts: number, bounds: OccurredAtBounds): DomainError | null {
+  const aheadMs = occurredAt - ts;
+  if (-aheadMs > bounds.maxPastS * 1000) {
+    return DomainError.validation('occurred_at', `is ${Math.floor(-aheadMs / 1000)} s before the time the event is stored; at most ${bounds.maxPastS} s are allowed (EVENT_OCCURRED_AT_MAX_PAST_S)`);
+  }
+  if (aheadMs > bounds.maxFutureS * 1000) {
+    return DomainError.validation('occurred_at', `is ${Math.ceil(aheadMs / 1000)} s after the time the event is stored; at most ${bounds.maxFutureS} s are allowed (EVENT_OCCURRED_AT_MAX_FUTURE_S)`);
+  }
+  return null;
+}
+
+/** How far occurred_at may lie from ts, in seconds (TUNABLE.occurredAtMaxPastS / occurredAtMaxFutureS). */
+export interface OccurredAtBounds {
+  maxPastS: number;
+  maxFutureS: number;
 }
 
 export const headOf = (e: Pick<ChainEvent, 'seq' | 'hash' | 'ts'>): ChainHead => ({ seq: e.seq, hash: e.hash, ts: e.ts });

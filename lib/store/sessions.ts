@@ -15,7 +15,7 @@ import { addBoundsCondition, Where } from './where';
 import type { AgentBounds } from '../domain/agent-bounds';
 
 /** The columns of a StoredEvent, in the order rowToEvent reads them. */
-export const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key';
+export const EVENT_COLUMNS = 'session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key, occurred_at';
 
 export function rowToEvent(r: Record<string, unknown>): StoredEvent {
   return {
@@ -28,6 +28,8 @@ export function rowToEvent(r: Record<string, unknown>): StoredEvent {
     prev_hash: (r.prev_hash as string | null) ?? null,
     hash: r.hash as string,
     idempotency_key: (r.idempotency_key as string | null) ?? null,
+    // Only when stored: events without one keep the shape they always had.
+    ...(r.occurred_at == null ? {} : { occurred_at: Number(r.occurred_at) }),
   };
 }
 
@@ -134,7 +136,7 @@ export class SessionWriteTx {
     const l = literals(this.db);
     const rows = events.map(
       (e) =>
-        `(${[l.text(e.session_id), l.int(e.seq), l.text(e.event_id), l.text(e.event_type), l.int(e.ts), l.jsonb(e.content), l.text(e.prev_hash), l.text(e.hash), l.text(e.idempotency_key), l.text(writer.workflowId), l.text(writer.runId)].join(', ')})`,
+        `(${[l.text(e.session_id), l.int(e.seq), l.text(e.event_id), l.text(e.event_type), l.int(e.ts), l.jsonb(e.content), l.text(e.prev_hash), l.text(e.hash), l.text(e.idempotency_key), l.int(e.occurred_at), l.text(writer.workflowId), l.text(writer.runId)].join(', ')})`,
     );
     this.ctx.commitWith(`INSERT INTO timeline_events (${EVENT_COLUMNS}, workflow_id, run_id) VALUES ${rows.join(', ')}`);
   }
@@ -156,7 +158,7 @@ function knownSql(db: PoolClient, sessionId: string, lookup: KnownLookup): strin
   const l = literals(db);
   const sid = l.text(sessionId);
   return `SELECT true AS is_head, (extract(epoch from clock_timestamp()) * 1000)::bigint AS now,
-              h.session_id, h.seq, h.event_id, h.event_type, h.ts, NULL::jsonb AS content, h.prev_hash, h.hash, h.idempotency_key
+              h.session_id, h.seq, h.event_id, h.event_type, h.ts, NULL::jsonb AS content, h.prev_hash, h.hash, h.idempotency_key, h.occurred_at
          FROM (SELECT 1) one
          LEFT JOIN LATERAL (SELECT ${EVENT_COLUMNS} FROM timeline_events
                              WHERE session_id = ${sid} ORDER BY seq DESC LIMIT 1) h ON true

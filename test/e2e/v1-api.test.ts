@@ -467,7 +467,7 @@ describe('GET /v1/sessions/:id/context', () => {
     expect(lines[2]).toMatch(/\] Tool call: weather, params: \{"city":"北京"\}$/);
     expect(lines[4]).toMatch(/\] Agent: 北京今天晴，25度。$/);
     expect(r.body.messages.map((m) => m.role)).toEqual(['system', 'user', 'tool', 'tool', 'assistant', 'user']);
-    expect(r.body.messages[1]).toEqual({ role: 'user', content: '北京今天天气怎么样？', seq: 2, ts: events[1].ts });
+    expect(r.body.messages[1]).toEqual({ role: 'user', content: '北京今天天气怎么样？', seq: 2, ts: events[1].ts, occurred_at: null });
     expect(r.body.messages[4].content).toBe('北京今天晴，25度。');
     const zh = await ctx({ lang: 'zh' });
     expect(zh.body.messages[3].content).toBe('工具返回：晴，25度');

@@ -2,8 +2,12 @@
  * `npm run test:openclaw`: the plugin against the real OpenClaw (2026.9.6, on Node 26, both
  * cached in ~/.cache/timekeeper/openclaw and installed there when missing), a local
  * OpenAI-compatible model server, and a real Timekeeper (Temporal dev server + PostgreSQL, as
- * the jest suite starts them). Each Gateway run starts a real OpenClaw Gateway (loopback, token
- * auth, the mock model as its only provider, the plugin loaded from integrations/openclaw),
+ * the jest suite starts them). Every run sets the plugin up exactly as integrations/openclaw/README.md
+ * says, with OpenClaw's own commands (`openclaw plugins install --link … --force
+ * --accept-capabilities`, `openclaw config set plugins.entries.timekeeper.…`, `openclaw plugins
+ * enable timekeeper`) on top of an OpenClaw config holding only the Gateway, the agent and the mock
+ * model (what a user already has). Each Gateway run starts a real OpenClaw Gateway (loopback, token
+ * auth, the mock model as its only provider),
  * drives one turn with a tool call through it (`openclaw agent --session-key …`), ends the
  * session with the Gateway's `sessions.reset` RPC (OpenClaw emits session_end with reason
  * `reset`), waits for the outbox to be empty (status.json), and checks the timeline:
@@ -17,7 +21,14 @@
  *      delivers each exactly once, in order, when the API is back;
  *   3. cli-local: one `openclaw agent --local` turn (no Gateway): the outbox is empty when the
  *      process has exited, so the timeline has the turn (the CLI cannot end a session:
- *      session_end comes from the Gateway's session lifecycle and the reply pipeline's /new, /reset).
+ *      session_end comes from the Gateway's session lifecycle and the reply pipeline's /new, /reset);
+ *   4. cli-local-timekeeper-down: a `--local` turn with Timekeeper's API stopped: the process logs
+ *      at exit how many events stay queued and where, `openclaw timekeeper status` shows them; the
+ *      next `--local` run (API back) delivers them along with its own; status.json's counters add
+ *      up across both processes.
+ * In every run each event but SESSION_CREATE carries occurred_at (the hook's time), never after
+ * its ts; events buffered through an outage keep their real times (occurred_at before the API
+ * came back, ts after it).
  * OpenClaw emits llm_output after the tool loop, hence LLM_RESPONSE after TOOL_RESULT.
  * OPENCLAW_E2E_ONLY=gateway,cli-local runs a subset. Kept out of `npm test`: see README "OpenClaw plugin".
  */
@@ -42,6 +53,12 @@ const CACHE = process.env.OPENCLAW_CACHE_DIR || path.join(process.env.XDG_CACHE_
 const OPENCLAW_VERSION = '2026.9.6';
 const GW_KEY = 'gw-key-openclaw-e2e';
 const AUD_KEY = 'aud-key-openclaw-e2e';
+/**
+ * How long one openclaw command or Gateway start may take before it is killed: a safety net, not
+ * an assertion. Warm and unloaded a turn takes seconds; on a loaded 2-core machine (load
+ * average 30) a --local turn took over 120 s, a Gateway start 80-100 s. OPENCLAW_E2E_TIMEOUT_S overrides.
+ */
+const COMMAND_TIMEOUT_MS = Number(process.env.OPENCLAW_E2E_TIMEOUT_S ?? 300) * 1000;
 
 function log(msg: string) {
   console.log(`[test:openclaw] ${msg}`);
@@ -95,9 +112,9 @@ function runOpenClaw(env: NodeJS.ProcessEnv, args: string[], nodeBin: string, op
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (out += d));
     const t = setTimeout(() => {
-      log(`openclaw ${args[0]} still running after 120 s: killed`);
+      log(`openclaw ${args[0]} still running after ${COMMAND_TIMEOUT_MS / 1000} s: killed`);
       p.kill('SIGKILL');
-    }, 120_000);
+    }, COMMAND_TIMEOUT_MS);
     // 'exit', not 'close': a child the CLI leaves behind may hold its stdout open.
     p.on('exit', (code) => {
       clearTimeout(t);
@@ -128,7 +145,7 @@ async function startGateway(env: NodeJS.ProcessEnv, nodeBin: string, openclaw: s
   p.stdout.on('data', onData);
   p.stderr.on('data', onData);
   const exited = new Promise<number | null>((r) => p.on('close', (code) => r(code)));
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + COMMAND_TIMEOUT_MS;
   while (!/\[gateway\] ready/.test(out)) {
     if (p.exitCode !== null || Date.now() > deadline) throw new Error(`the Gateway did not start (exit ${p.exitCode}); log ${logFile}:\n${out.slice(-3000)}`);
     await sleep(250);
@@ -176,7 +193,7 @@ async function waitForOutbox(outboxDir: string, delivered: number, timeoutMs: nu
 const brief = (st: Status | undefined) => (st ? JSON.stringify({ pending: st.pending, delivered: st.delivered, rejected: st.rejected, dropped: st.dropped, retries: st.retries }) : 'no status.json');
 const indent = (out: string) => out.trim().split('\n').slice(-25).map((l) => `    | ${l}`).join('\n');
 
-const SCENARIOS = ['gateway', 'gateway-timekeeper-down', 'cli-local'] as const;
+const SCENARIOS = ['gateway', 'gateway-timekeeper-down', 'cli-local', 'cli-local-timekeeper-down'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 async function main() {
@@ -231,14 +248,34 @@ async function main() {
           },
         },
       },
-      plugins: {
-        load: { paths: [PLUGIN] },
-        entries: { timekeeper: { enabled: true, hooks: { allowConversationAccess: true }, config: { url: api.url, apiKey: GW_KEY, outboxDir, retryBaseMs: 200, retryMaxMs: 1000 } } },
-      },
     };
+    // The user's OpenClaw config before the plugin: no plugin entry at all.
     fs.writeFileSync(path.join(stateDir, 'openclaw.json'), JSON.stringify(config, null, 2));
     const env = { ...process.env, HOME: home, OPENCLAW_STATE_DIR: stateDir, OPENCLAW_CONFIG_PATH: path.join(stateDir, 'openclaw.json'), PATH: `${nodeBin}:${process.env.PATH}`, NO_COLOR: '1' };
     const oc = (args: string[]) => runOpenClaw(env, args, nodeBin, openclaw);
+    // integrations/openclaw/README.md, "Set up", command for command (the outbox folder and the
+    // short retry waits are this test's own settings, through the same `config set`).
+    const setup: string[][] = [
+      ['plugins', 'install', '--link', PLUGIN, '--force', '--accept-capabilities'],
+      ['config', 'set', 'plugins.entries.timekeeper.config.url', api.url],
+      ['config', 'set', 'plugins.entries.timekeeper.config.apiKey', GW_KEY],
+      ['config', 'set', 'plugins.entries.timekeeper.hooks.allowConversationAccess', 'true'],
+      ['config', 'set', '--batch-json', JSON.stringify([
+        { path: 'plugins.entries.timekeeper.config.outboxDir', value: outboxDir },
+        { path: 'plugins.entries.timekeeper.config.retryBaseMs', value: 200 },
+        { path: 'plugins.entries.timekeeper.config.retryMaxMs', value: 1000 },
+      ])],
+      ['plugins', 'enable', 'timekeeper'],
+    ];
+    for (const args of setup) {
+      const r = await oc(args);
+      if (r.code !== 0) {
+        console.log(indent(r.out));
+        throw new Error(`openclaw ${args.slice(0, 2).join(' ')} exited ${r.code}`);
+      }
+    }
+    const entry = (JSON.parse(fs.readFileSync(path.join(stateDir, 'openclaw.json'), 'utf8')) as { plugins?: { entries?: { timekeeper?: unknown } } }).plugins?.entries?.timekeeper;
+    log(`${scenario}: plugin set up with ${setup.length} openclaw commands: ${JSON.stringify(entry)}`);
     mock.requests.length = 0;
     mock.onRequest = undefined;
     const down = scenario === 'gateway-timekeeper-down';
@@ -255,8 +292,56 @@ async function main() {
     let after: string | undefined;
     let generations: Record<string, string> = {};
     let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+    /** When Timekeeper's API came back after an outage: events buffered through it have occurred_at before, ts after. */
+    let restartedAt: number | undefined;
+    /** A second timeline this run checks (the next --local run's own turn). */
+    let second: string | undefined;
     try {
-      if (scenario === 'cli-local') {
+      if (scenario === 'cli-local-timekeeper-down') {
+        sessionId = randomUUID();
+        await api.stop();
+        log(`${scenario}: Timekeeper's API stopped; openclaw agent --local --session-id ${sessionId}`);
+        const turn = await oc(['agent', '--local', '--session-id', sessionId, '--message', message]);
+        log(`${scenario}: openclaw exited ${turn.code}; model requests ${mock.requests.length}`);
+        const exitLine = /\[timekeeper\] exiting with (\d+) event\(s\) not yet delivered[^\n]*/.exec(turn.out);
+        log(`${scenario}: its last words: ${exitLine?.[0] ?? '(no exit line)'}`);
+        if (turn.code !== 0) problems.push(`openclaw agent --local exited ${turn.code}`);
+        const atExit = readStatus(outboxDir);
+        log(`${scenario}: outbox when the process had exited: ${brief(atExit)}`);
+        if (!exitLine) problems.push('the process exited with events queued but logged no line saying so');
+        else if (Number(exitLine[1]) !== atExit?.pending) problems.push(`the exit line says ${exitLine[1]} queued, status.json ${atExit?.pending}`);
+        if (!atExit || atExit.pending !== 5 || atExit.delivered !== 0) problems.push('expected 5 events pending and none delivered after a run with Timekeeper down');
+        // The depth as the user asks OpenClaw for it (the plugin's own command; `plugins list` is manifest metadata only).
+        const shown = await oc(['timekeeper', 'status', '--json']);
+        const at = shown.out.indexOf('{\n  "outbox_dir"');
+        let reported: { outbox_dir?: string; statuses?: Status[] } = {};
+        try {
+          reported = at >= 0 ? JSON.parse(shown.out.slice(at, shown.out.indexOf('\n}', at) + 2)) : {};
+        } catch {
+          /* reported as a problem below */
+        }
+        log(`${scenario}: openclaw timekeeper status --json exited ${shown.code}: ${reported.outbox_dir}, pending ${reported.statuses?.map((x) => x.pending).join(', ')}`);
+        if (shown.code !== 0 || reported.outbox_dir !== outboxDir || reported.statuses?.[0]?.pending !== atExit?.pending) {
+          console.log(indent(shown.out));
+          problems.push('openclaw timekeeper status does not show the outbox depth');
+        }
+        await api.start();
+        restartedAt = Date.now();
+        second = randomUUID();
+        log(`${scenario}: Timekeeper's API started again; the next run: openclaw agent --local --session-id ${second}`);
+        const next = await oc(['agent', '--local', '--session-id', second, '--message', message]);
+        log(`${scenario}: the next run exited ${next.code}`);
+        if (next.code !== 0) {
+          console.log(indent(next.out));
+          problems.push(`the next openclaw agent --local exited ${next.code}`);
+        }
+        const after = readStatus(outboxDir);
+        log(`${scenario}: outbox when the next process had exited: ${brief(after)} (enqueued ${(after as { enqueued?: number } | undefined)?.enqueued})`);
+        // Both processes' events, counted by the folder: 5 + 5.
+        if (!after || after.pending !== 0 || after.delivered !== 10 || (after as { enqueued?: number }).enqueued !== 10) problems.push('status.json does not count both processes (expected 10 enqueued, 10 delivered, 0 pending)');
+        if (after && after.retries === 0) problems.push('status.json lost the first process\'s retries');
+        expected = ['SESSION_CREATE', 'USER_INPUT', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE'];
+      } else if (scenario === 'cli-local') {
         sessionId = randomUUID();
         log(`${scenario}: openclaw agent --local --session-id ${sessionId}`);
         const turn = await oc(['agent', '--local', '--session-id', sessionId, '--message', message]);
@@ -305,6 +390,7 @@ async function main() {
           log(`${scenario}: outbox while Timekeeper is down: ${brief(st)}, last error ${st?.last_error}`);
           if (!st || st.pending === 0) problems.push('nothing was pending while Timekeeper was down');
           await api.start();
+          restartedAt = Date.now();
           log(`${scenario}: Timekeeper's API started again`);
         }
       }
@@ -342,6 +428,17 @@ async function main() {
     if (tool && (tool.content as { tool_name?: string }).tool_name !== 'read') problems.push('TOOL_CALL is not the read tool');
     const keys = events.events.map((e) => e.idempotency_key).filter(Boolean);
     if (new Set(keys).size !== keys.length) problems.push('an idempotency key appears twice');
+    checkTimes(sessionId, events.events);
+    if (second) {
+      const ev2 = await auditor.events(second, { limit: 100 });
+      log(`${scenario}: the next run's timeline ${second}: ${ev2.events.map((e) => e.type).join(', ')}`);
+      if (JSON.stringify(ev2.events.map((e) => e.type)) !== JSON.stringify(expected)) problems.push(`the next run: expected ${expected.join(', ')}`);
+      if (ev2.events.some((e) => e.occurred_at !== null && e.occurred_at < restartedAt!)) problems.push("the next run's events have times from before it");
+      // The backlog left with the next run (per-session lanes: not necessarily before its own events).
+      if (events.events.some((e) => e.ts < restartedAt!)) problems.push('an event of the run with Timekeeper down was stored before the API came back');
+      const v = await auditor.verify(second).catch((e: Error) => ({ ok: false, error: e.message }));
+      if ((v as { ok?: boolean }).ok !== true) problems.push(`verify of ${second} is not ok`);
+    }
     const verify = await auditor.verify(sessionId).catch((e: Error) => ({ ok: false, error: e.message }));
     log(`${scenario}: verify ${JSON.stringify(verify)}`);
     if ((verify as { ok?: boolean }).ok !== true) problems.push('verify is not ok');
@@ -361,6 +458,23 @@ async function main() {
     }
     log(`${scenario}: ${problems.length ? `FAIL: ${problems.join('; ')}` : 'PASS'}`);
     return problems.length === 0;
+
+    /** Every event but SESSION_CREATE has the hook's time, never after its ts; through an outage the buffered ones keep it. */
+    function checkTimes(id: string, evs: { type: string; seq: number; ts: number; occurred_at: number | null }[]) {
+      const late = (e: { ts: number; occurred_at: number | null }) => (e.occurred_at === null ? 'none' : `${((e.ts - e.occurred_at) / 1000).toFixed(3)} s`);
+      log(`${scenario}: ${id} stored after it happened by: ${evs.map((e) => `${e.type} ${late(e)}`).join(', ')}`);
+      for (const e of evs) {
+        if (e.type === 'SESSION_CREATE') continue;
+        if (e.occurred_at === null) problems.push(`${e.type} (seq ${e.seq}) has no occurred_at`);
+        else if (e.occurred_at > e.ts) problems.push(`${e.type} (seq ${e.seq}) occurred_at is after its ts`);
+      }
+      if (restartedAt !== undefined) {
+        const buffered = evs.filter((e) => e.ts >= restartedAt! && e.type !== 'SESSION_CREATE');
+        log(`${scenario}: ${buffered.length} event(s) stored after the API came back at ${new Date(restartedAt).toISOString()}; their occurred_at: ${buffered.map((e) => (e.occurred_at === null ? 'none' : new Date(e.occurred_at).toISOString())).join(', ')}`);
+        if (buffered.length === 0) problems.push('no event was buffered through the outage');
+        if (buffered.some((e) => e.occurred_at === null || e.occurred_at >= restartedAt!)) problems.push('an event buffered through the outage lost its real time (occurred_at not before the API came back)');
+      }
+    }
   }
 }
 

@@ -59,10 +59,11 @@ describe('formatLine', () => {
 describe('toMessage', () => {
   test('user and assistant messages carry the bare text; tools and lifecycle events the labelled line', () => {
     const user = ev('USER_INPUT', { input: 'hi' }, 10);
-    expect(toMessage(user, 'en')).toEqual({ role: 'user', content: 'hi', seq: user.seq, ts: 10 });
+    expect(toMessage(user, 'en')).toEqual({ role: 'user', content: 'hi', seq: user.seq, ts: 10, occurred_at: null });
     expect(toMessage(user, 'zh').content).toBe('hi');
     const agent = ev('LLM_RESPONSE', { response: 'hello' }, 11);
-    expect(toMessage(agent, 'zh')).toEqual({ role: 'assistant', content: 'hello', seq: agent.seq, ts: 11 });
+    expect(toMessage(agent, 'zh')).toEqual({ role: 'assistant', content: 'hello', seq: agent.seq, ts: 11, occurred_at: null });
+    expect(toMessage({ ...agent, occurred_at: 7 }, 'en')).toMatchObject({ ts: 11, occurred_at: 7 });
     const call = ev('TOOL_CALL', { tool_name: 'weather', params: {} });
     expect(toMessage(call, 'en')).toMatchObject({ role: 'tool', content: 'Tool call: weather, params: {}' });
     expect(toMessage(call, 'zh')).toMatchObject({ role: 'tool', content: '调用工具：weather，参数：{}' });
@@ -103,6 +104,13 @@ describe('formatContext', () => {
         '[2024-01-02T03:04:09.006Z] 智能体：Sunny.',
         '[2024-01-02T03:04:10.006Z] 会话结束 (user left)',
       ].join('\n'),
+    );
+  });
+
+  test('an event with occurred_at is timed by it (when it happened), the others by ts', () => {
+    const late = { ...ev('USER_INPUT', { input: 'sent during an outage' }, TS + 60_000), occurred_at: TS + 1000 };
+    expect(formatContext([ev('SESSION_CREATE', {}, TS), late, ev('LLM_RESPONSE', { response: 'ok' }, TS + 61_000)], 'en', true)).toBe(
+      ['[2024-01-02T03:04:05.006Z] Session created', '[2024-01-02T03:04:06.006Z] User: sent during an outage', '[2024-01-02T03:05:06.006Z] Agent: ok'].join('\n'),
     );
   });
 

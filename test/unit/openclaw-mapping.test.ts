@@ -45,6 +45,21 @@ describe('OpenClaw hook payloads → timeline events', () => {
     expect(map.sessionEnd({ sessionId: 's', messageCount: 0 }).body).toMatchObject({ reason: 'openclaw:unknown' });
   });
 
+  test("every event carries its hook's time as occurred_at (RFC 3339), the create none", () => {
+    const at = Date.UTC(2026, 11, 1, 18, 27, 59, 120);
+    const items = [
+      map.messageReceived('s', { from: 'u', content: 'hi', runId: 'r' }, { channelId: 'c' }, at),
+      map.llmInput({ runId: 'r', sessionId: 's', provider: 'p', model: 'm', prompt: 'x' }, {}, at),
+      map.llmOutput({ runId: 'r', sessionId: 's', provider: 'p', model: 'm', assistantTexts: ['a'] }, 1, at),
+      map.beforeToolCall('s', { toolName: 'read', params: {} }, { toolName: 'read' }, 1, at),
+      map.afterToolCall('s', { toolName: 'read', params: {} }, { toolName: 'read' }, 1, at),
+      map.sessionEnd({ sessionId: 's', messageCount: 1 }, at),
+    ];
+    for (const it of items) expect(it.op !== 'create' && it.body.occurred_at).toBe('2026-12-01T18:27:59.120Z');
+    // Without a time (journals written before occurred_at existed) the body has none.
+    expect('occurred_at' in map.sessionEnd({ sessionId: 's', messageCount: 1 }).body).toBe(false);
+  });
+
   test('idempotency keys are printable ASCII of at most 200 characters; session ids valid', () => {
     expect(idempotencyKey('tool', 'a b\u00e9')).toBe('oc:tool:a_b_');
     const long = idempotencyKey('x'.repeat(300));

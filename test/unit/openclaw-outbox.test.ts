@@ -54,6 +54,36 @@ describe('OpenClaw plugin outbox', () => {
     expect(seen).toEqual(['k1', 'k2']);
   });
 
+  test("the counters are the folder's: every process (each `openclaw agent --local` run) continues them", async () => {
+    const dir = tmp();
+    const first = new Outbox({ dir, logger: quiet, deliver: async () => ({ kind: 'delivered' }) });
+    first.start();
+    first.enqueue(ev('a', 1));
+    first.enqueue(ev('a', 2));
+    await first.flush(2000);
+    first.close();
+    const since = first.status().counting_since;
+    const read = () => JSON.parse(fs.readFileSync(path.join(dir, 'status.json'), 'utf8'));
+    expect(read()).toMatchObject({ enqueued: 2, delivered: 2, pending: 0 });
+    let down = true;
+    const second = new Outbox({ dir, logger: quiet, retryBaseMs: 5, retryMaxMs: 5, deliver: async () => (down ? { kind: 'retry', reason: 'ECONNREFUSED' } : { kind: 'delivered' }) });
+    expect(second.status()).toMatchObject({ enqueued: 2, delivered: 2, counting_since: since });
+    second.start();
+    second.enqueue(ev('a', 3));
+    expect(await second.flush(50)).toBe(false);
+    expect(second.pending).toBe(1);
+    expect(second.lastFailure).toMatch(/ECONNREFUSED/);
+    second.close();
+    expect(read()).toMatchObject({ enqueued: 3, delivered: 2, pending: 1, counting_since: since });
+    down = false;
+    const third = new Outbox({ dir, logger: quiet, deliver: async () => ({ kind: 'delivered' }) });
+    third.start();
+    expect(await third.flush(2000)).toBe(true);
+    third.close();
+    expect(read()).toMatchObject({ enqueued: 3, delivered: 3, pending: 0, counting_since: since });
+    expect(read().retries).toBeGreaterThan(0);
+  });
+
   test('a torn last line (crash mid-write) is skipped, the rest replays', () => {
     const dir = tmp();
     fs.writeFileSync(path.join(dir, 'journal.jsonl'), `${JSON.stringify({ t: 'enq', id: 1, item: ev('a', 1) })}\n{"t":"enq","id":2,"ite`);
@@ -215,5 +245,24 @@ describe('OpenClaw plugin outbox', () => {
       expect(Date.now() - t0).toBeLessThan(100);
       box.close();
     });
+  });
+});
+
+describe('OpenClaw plugin delivery', () => {
+  test('an occurred_at Timekeeper refuses as beyond its bound is dropped and the event sent again, so the event is kept', async () => {
+    const { createDeliver } = await import('../../integrations/openclaw/src/timekeeper');
+    const bodies: Record<string, unknown>[] = [];
+    const fetch = (async (_url: string, init?: { body?: string }) => {
+      const body = JSON.parse(init?.body ?? '{}');
+      bodies.push(body);
+      if (body.occurred_at)
+        return new Response(JSON.stringify({ type: 'https://timekeeper.dev/problems/validation_error', title: 'Bad Request', status: 400, code: 400, msg: 'occurred_at is 700000 s before …', detail: 'occurred_at is 700000 s before …', errors: [{ field: 'occurred_at', reason: 'is 700000 s before the time the event is stored' }] }), { status: 400, headers: { 'content-type': 'application/problem+json' } });
+      return new Response(JSON.stringify({ session_id: 's', seq: 2, event_id: '00000000-0000-4000-8000-000000000002', type: 'USER_INPUT', ts: 1, content: body.content, prev_hash: null, hash: 'a'.repeat(64), idempotency_key: 'k', occurred_at: null, deduplicated: false }), { status: 201, headers: { 'content-type': 'application/json' } });
+    }) as unknown as typeof globalThis.fetch;
+    const deliver = createDeliver({ url: 'http://tk.invalid', timeoutMs: 1000, fetch });
+    const item: OutboxItem = { op: 'append', session: 's', body: { type: 'USER_INPUT', content: { input: 'old' }, idempotency_key: 'k', occurred_at: '2026-01-01T00:00:00.000Z' } };
+    expect(await deliver(item)).toEqual({ kind: 'delivered' });
+    expect(bodies.map((b) => b.occurred_at)).toEqual(['2026-01-01T00:00:00.000Z', undefined]);
+    expect(bodies[1]).toMatchObject({ idempotency_key: 'k', content: { input: 'old' } });
   });
 });

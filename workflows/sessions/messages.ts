@@ -14,6 +14,8 @@ export interface EndRequest {
   idempotencyKey?: string;
   /** As on AppendRequest. */
   expectedSeq?: number;
+  /** As on AppendRequest. */
+  occurredAt?: number;
 }
 
 /** What one run hands the next on continue-as-new (or a resume hands a new run). */

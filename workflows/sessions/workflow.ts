@@ -133,6 +133,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         idempotencyKey: req.idempotencyKey,
         clientEventId: req.clientEventId,
         expectedSeq: req.expectedSeq,
+        // Data for the writer only: no command depends on it, so histories from before it replay unchanged.
+        ...(req.occurredAt !== undefined ? { occurredAt: req.occurredAt } : {}),
         // Only handed on to the writer's log lines: no command depends on it (replay-safe).
         ...(req.requestId ? { requestId: req.requestId } : {}),
       });
@@ -158,6 +160,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         content: req.content ?? { reason: req.reason },
         idempotencyKey: req.idempotencyKey,
         expectedSeq: req.expectedSeq,
+        ...(req.occurredAt !== undefined ? { occurredAt: req.occurredAt } : {}),
       });
     },
     {
@@ -165,7 +168,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         rejectIfClosed();
         refuse(
           appendRequestProblem(
-            { eventId: req.eventId, type: EventType.SessionEnd, content: req.content ?? null, idempotencyKey: req.idempotencyKey, expectedSeq: req.expectedSeq },
+            { eventId: req.eventId, type: EventType.SessionEnd, content: req.content ?? null, idempotencyKey: req.idempotencyKey, expectedSeq: req.expectedSeq, occurredAt: req.occurredAt },
             settings.maxContentBytes,
           ),
         );

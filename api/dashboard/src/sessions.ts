@@ -127,11 +127,17 @@ export const sessionPage: Page = async ({ route }) => {
     }
   };
 
+  // When the writer said when the event happened, that first and the stored time beside it (an outbox may deliver late).
+  const eventTimes = (e: TimelineEvent): Node[] =>
+    e.occurred_at === null
+      ? [time(e.ts)]
+      : [h('span', { class: 'occurred', title: 'when it happened, as its writer said' }, 'occurred ', time(e.occurred_at)), h('span', { class: 'muted', title: 'when Timekeeper stored it (the order)' }, 'stored ', time(e.ts))];
+
   const renderEvent = (e: TimelineEvent) =>
     h(
       'li',
       { class: `ev ev-${e.type}`, 'data-seq': String(e.seq) },
-      h('div', { class: 'ev-head' }, h('span', { class: 'seq' }, `#${e.seq}`), badge(e.type, 'type'), time(e.ts), shortHash(e.hash), button('Context as of here', () => showContext(e.seq), { class: 'small secondary' })),
+      h('div', { class: 'ev-head' }, h('span', { class: 'seq' }, `#${e.seq}`), badge(e.type, 'type'), ...eventTimes(e), shortHash(e.hash), button('Context as of here', () => showContext(e.seq), { class: 'small secondary' })),
       h('details', { class: 'fold', 'data-key': `ev-${e.seq}` }, h('summary', {}, preview(e.content)), h('pre', {}, JSON.stringify(e.content, null, 2)), e.idempotency_key ? h('p', { class: 'muted' }, `idempotency key ${e.idempotency_key}`) : null),
     );
 

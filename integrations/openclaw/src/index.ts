@@ -9,6 +9,7 @@ import { definePluginEntry } from 'openclaw/plugin-sdk/plugin-entry';
 import { parseConfig, type TimekeeperPluginConfig } from './config';
 import type { OutboxLogger } from './outbox';
 import { TimekeeperRecorder } from './recorder';
+import { registerStatusCli } from './status-cli';
 import { createDeliver } from './timekeeper';
 
 /**
@@ -36,8 +37,23 @@ function recorderFor(config: TimekeeperPluginConfig, log: OutboxLogger): Timekee
     process.once('beforeExit', () => {
       void rec.outbox.flush(config.flushOnAgentEndMs);
     });
+    // Whichever way the process ends (the CLI may call process.exit): say what stays behind,
+    // and where, instead of exiting silently with a backlog. Synchronous, as 'exit' requires.
+    process.once('exit', () => {
+      if (rec.outbox.closed) return; // the service's stop has reported already
+      rec.outbox.flushStatus();
+      if (rec.outbox.pending > 0) log.warn(exitLine(config, rec.outbox.pending, rec.outbox.journalPath, rec.outbox.lastFailure));
+    });
   }
   return r;
+}
+
+/** The line a process exiting with undelivered events logs. */
+export function exitLine(config: Pick<TimekeeperPluginConfig, 'url'>, pending: number, journal: string, lastFailure: string | null): string {
+  return (
+    `[timekeeper] exiting with ${pending} event(s) not yet delivered to ${config.url}${lastFailure ? ` (last error: ${lastFailure})` : ''}; ` +
+    `they are kept in ${journal} and sent, with their original times, when OpenClaw next loads the plugin (the next \`openclaw agent\` run or Gateway start)`
+  );
 }
 
 export default definePluginEntry({
@@ -46,6 +62,13 @@ export default definePluginEntry({
   description: 'Records every OpenClaw session as a hash-chained Timekeeper timeline, through a durable outbox.',
   register(api) {
     const mode = api.registrationMode;
+    // `openclaw timekeeper status`: its descriptor for the CLI's parse (cli-metadata), and the
+    // command itself, which the CLI takes from the `discovery` load that runs it (2026.9.6).
+    if (mode === 'cli-metadata' || mode === 'discovery' || mode === 'full') {
+      api.registerCli(({ program }) => registerStatusCli(program, api.pluginConfig), {
+        descriptors: [{ name: 'timekeeper', description: 'Timekeeper plugin: outbox status', hasSubcommands: true }],
+      });
+    }
     // Loads without a live runtime (CLI metadata, setup) and tool-only loads record nothing.
     if (mode !== 'full' && mode !== 'discovery') return;
     const config = parseConfig(api.pluginConfig);

@@ -1,5 +1,6 @@
 /**
- * OpenClaw hook payloads → Timekeeper outbox items. Pure: no I/O, no clock.
+ * OpenClaw hook payloads → Timekeeper outbox items. Pure: no I/O, no clock (the recorder
+ * hands in `at`, the time the hook fired, which becomes the event's occurred_at).
  *
  * The payload types below are the subset of OpenClaw 2026.9.6's own hook types that the
  * mapping reads, copied field for field from `openclaw/dist/hook-runner-global-*.d.ts`
@@ -37,8 +38,11 @@ export type EventType = 'USER_INPUT' | 'LLM_RESPONSE' | 'TOOL_CALL' | 'TOOL_RESU
 /** One unit of work for the outbox: what to send to which Timekeeper session. */
 export type OutboxItem =
   | { op: 'create'; session: string; body: { session_id: string; agent_id?: string; channel?: string; metadata?: Record<string, unknown> } }
-  | { op: 'append'; session: string; body: { type: EventType; content: unknown; idempotency_key: string } }
-  | { op: 'end'; session: string; body: { reason: string; idempotency_key: string } };
+  | { op: 'append'; session: string; body: { type: EventType; content: unknown; idempotency_key: string; occurred_at?: string } }
+  | { op: 'end'; session: string; body: { reason: string; idempotency_key: string; occurred_at?: string } };
+
+/** The hook's time as Timekeeper's occurred_at (RFC 3339, UTC); none when the caller gave no time. */
+const occurred = (at: number | undefined): { occurred_at?: string } => (at === undefined ? {} : { occurred_at: new Date(at).toISOString() });
 
 const SESSION_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const KEY_MAX = 200;
@@ -102,35 +106,35 @@ export class HookMapper {
   }
 
   /** message_received → USER_INPUT, keyed by the run id (so llm_input's fallback for the same run is the same key), else the message id. */
-  messageReceived(sessionId: string, e: MessageReceivedEvent, ctx: MessageContext): OutboxItem {
+  messageReceived(sessionId: string, e: MessageReceivedEvent, ctx: MessageContext, at?: number): OutboxItem {
     const runId = e.runId ?? ctx.runId;
     const messageId = e.messageId ?? ctx.messageId;
     const key = runId ? idempotencyKey('user', runId) : messageId ? idempotencyKey('msg', ctx.channelId, messageId) : idempotencyKey('msg', sha256(`${sessionId}\n${e.timestamp ?? ''}\n${e.content}`));
     const content = defined({ input: redact(e.content, this.opts.redaction), from: e.from, channel: ctx.channelId, message_id: messageId, run_id: runId, sender_id: e.senderId ?? ctx.senderId, timestamp: e.timestamp });
-    return { op: 'append', session: this.sid(sessionId), body: { type: 'USER_INPUT', content, idempotency_key: key } };
+    return { op: 'append', session: this.sid(sessionId), body: { type: 'USER_INPUT', content, idempotency_key: key, ...occurred(at) } };
   }
 
   /** llm_input → USER_INPUT for runs no message_received announced (CLI and cron runs): the run's prompt. */
-  llmInput(e: LlmInputEvent, ctx: AgentContext): OutboxItem {
+  llmInput(e: LlmInputEvent, ctx: AgentContext, at?: number): OutboxItem {
     const content = defined({ input: redact(e.prompt, this.opts.redaction), channel: ctx.channel ?? ctx.messageProvider, run_id: e.runId, trigger: ctx.trigger });
-    return { op: 'append', session: this.sid(e.sessionId), body: { type: 'USER_INPUT', content, idempotency_key: idempotencyKey('user', e.runId) } };
+    return { op: 'append', session: this.sid(e.sessionId), body: { type: 'USER_INPUT', content, idempotency_key: idempotencyKey('user', e.runId), ...occurred(at) } };
   }
 
   /** llm_output → LLM_RESPONSE; `attempt` numbers the outputs of one run (OpenClaw emits one per attempt). */
-  llmOutput(e: LlmOutputEvent, attempt: number): OutboxItem {
+  llmOutput(e: LlmOutputEvent, attempt: number, at?: number): OutboxItem {
     const content = defined({ response: redact(e.assistantTexts.join('\n'), this.opts.redaction), provider: e.provider, model: e.model, run_id: e.runId, usage: e.usage });
-    return { op: 'append', session: this.sid(e.sessionId), body: { type: 'LLM_RESPONSE', content, idempotency_key: idempotencyKey('llm', e.runId, attempt) } };
+    return { op: 'append', session: this.sid(e.sessionId), body: { type: 'LLM_RESPONSE', content, idempotency_key: idempotencyKey('llm', e.runId, attempt), ...occurred(at) } };
   }
 
-  beforeToolCall(sessionId: string, e: BeforeToolCallEvent, ctx: ToolContext, fallbackSeq: number): OutboxItem {
+  beforeToolCall(sessionId: string, e: BeforeToolCallEvent, ctx: ToolContext, fallbackSeq: number, at?: number): OutboxItem {
     const callId = e.toolCallId ?? ctx.toolCallId;
     const runId = e.runId ?? ctx.runId;
     const key = callId ? idempotencyKey('tool', callId, 'call') : idempotencyKey('tool', runId ?? 'norun', e.toolName, fallbackSeq, 'call');
     const content = defined({ tool_name: e.toolName, params: redact(e.params, this.opts.redaction), tool_call_id: callId, run_id: runId });
-    return { op: 'append', session: this.sid(sessionId), body: { type: 'TOOL_CALL', content, idempotency_key: key } };
+    return { op: 'append', session: this.sid(sessionId), body: { type: 'TOOL_CALL', content, idempotency_key: key, ...occurred(at) } };
   }
 
-  afterToolCall(sessionId: string, e: AfterToolCallEvent, ctx: ToolContext, fallbackSeq: number): OutboxItem {
+  afterToolCall(sessionId: string, e: AfterToolCallEvent, ctx: ToolContext, fallbackSeq: number, at?: number): OutboxItem {
     const callId = e.toolCallId ?? ctx.toolCallId;
     const runId = e.runId ?? ctx.runId;
     const key = callId ? idempotencyKey('tool', callId, 'result') : idempotencyKey('tool', runId ?? 'norun', e.toolName, fallbackSeq, 'result');
@@ -143,12 +147,12 @@ export class HookMapper {
       tool_call_id: callId,
       run_id: runId,
     });
-    return { op: 'append', session: this.sid(sessionId), body: { type: 'TOOL_RESULT', content, idempotency_key: key } };
+    return { op: 'append', session: this.sid(sessionId), body: { type: 'TOOL_RESULT', content, idempotency_key: key, ...occurred(at) } };
   }
 
   /** session_end → end with OpenClaw's reason (PluginHookSessionEndReason), `unknown` when it gave none. */
-  sessionEnd(e: SessionEndEvent): OutboxItem {
+  sessionEnd(e: SessionEndEvent, at?: number): OutboxItem {
     const reason = `openclaw:${e.reason ?? 'unknown'}`;
-    return { op: 'end', session: this.sid(e.sessionId), body: { reason, idempotency_key: idempotencyKey('end', e.sessionId) } };
+    return { op: 'end', session: this.sid(e.sessionId), body: { reason, idempotency_key: idempotencyKey('end', e.sessionId), ...occurred(at) } };
   }
 }

@@ -11,7 +11,9 @@
  *
  * Bounded: beyond `maxPending` undelivered items a new one is dropped, never an old one (a
  * prefix of a session's events stays a prefix). Drops, rejections and the current backlog are
- * counted in `<dir>/status.json` and logged, so nothing is lost silently.
+ * counted in `<dir>/status.json` and logged, so nothing is lost silently. The counters are the
+ * folder's, not the process's: the owner carries them on from the status.json it finds (every
+ * `openclaw agent --local` run is a process of its own), since `counting_since`.
  *
  * One process owns a folder at a time (`<dir>/owner.lock` holding its pid). A second process
  * using the same folder writes its own `journal-<pid>.jsonl`, and the owner adopts journals of
@@ -54,6 +56,7 @@ export interface OutboxStatus {
   journal: string;
   pending: number;
   pending_by_session: Record<string, number>;
+  /** Totals since `counting_since`, across processes (see the header). */
   enqueued: number;
   delivered: number;
   rejected: number;
@@ -61,8 +64,12 @@ export interface OutboxStatus {
   retries: number;
   last_error: string | null;
   last_rejection: string | null;
+  /** When this folder's counters started (the first status.json). */
+  counting_since: string;
   updated_at: string;
 }
+
+const COUNTERS = ['enqueued', 'delivered', 'rejected', 'dropped', 'retries'] as const;
 
 interface Entry {
   id: number;
@@ -99,6 +106,7 @@ export class Outbox {
   private readonly counts = { enqueued: 0, delivered: 0, rejected: 0, dropped: 0, retries: 0 };
   private lastError: string | null = null;
   private lastRejection: string | null = null;
+  private countingSince = new Date().toISOString();
 
   constructor(opts: OutboxOptions) {
     this.dir = opts.dir;
@@ -113,6 +121,7 @@ export class Outbox {
     this.ownsFolder = takeLock(path.join(this.dir, 'owner.lock'));
     this.journalPath = path.join(this.dir, this.ownsFolder ? 'journal.jsonl' : `journal-${process.pid}.jsonl`);
     const adopted = this.ownsFolder ? orphanJournals(this.dir) : [];
+    if (this.ownsFolder) this.carryCounters(path.join(this.dir, 'status.json'));
     for (const p of [this.journalPath, ...adopted]) this.replay(p);
     // Rewrite now: folds adopted journals in and drops acknowledged records.
     this.fd = -1;
@@ -120,6 +129,21 @@ export class Outbox {
     for (const p of adopted) fs.rmSync(p, { force: true });
     if (this.pendingCount > 0) this.log.info(`[timekeeper] outbox ${this.journalPath}: ${this.pendingCount} event(s) pending from before the restart`);
     this.writeStatus();
+  }
+
+  /** Undelivered items (in the journal, sent on the next start if this process ends first). */
+  get pending(): number {
+    return this.pendingCount;
+  }
+
+  /** True once close() has run. */
+  get closed(): boolean {
+    return this.stopped;
+  }
+
+  /** The last delivery failure, e.g. `USER_INPUT (…) of session …: ECONNREFUSED`. */
+  get lastFailure(): string | null {
+    return this.lastError;
   }
 
   /** Starts delivering (pending items from the journal first). */
@@ -165,6 +189,7 @@ export class Outbox {
       ...this.counts,
       last_error: this.lastError,
       last_rejection: this.lastRejection,
+      counting_since: this.countingSince,
       updated_at: new Date().toISOString(),
     };
   }
@@ -335,6 +360,29 @@ export class Outbox {
     if (this.fd < 0) return;
     fs.writeSync(this.fd, JSON.stringify(rec) + '\n');
     if (this.fsyncEach) fs.fsyncSync(this.fd);
+  }
+
+  /** Continues the totals of the status.json a previous process left (absent or unreadable: from zero). */
+  private carryCounters(file: string): void {
+    let prev: Partial<Record<string, unknown>>;
+    try {
+      prev = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch {
+      return;
+    }
+    for (const k of COUNTERS) {
+      const v = prev[k];
+      if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) this.counts[k] = v;
+    }
+    if (typeof prev.counting_since === 'string') this.countingSince = prev.counting_since;
+    if (typeof prev.last_rejection === 'string') this.lastRejection = prev.last_rejection;
+  }
+
+  /** Writes status.json now (synchronous: also from a process 'exit' handler). */
+  flushStatus(): void {
+    if (this.statusTimer) clearTimeout(this.statusTimer);
+    this.statusTimer = undefined;
+    this.writeStatus();
   }
 
   private scheduleStatus(): void {

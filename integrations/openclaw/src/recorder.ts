@@ -1,6 +1,8 @@
 /**
  * The hook handlers, free of OpenClaw imports: each maps its payload (src/mapping.ts) and
  * enqueues into the outbox, synchronously, and returns. Nothing here waits for the network.
+ * Each event is stamped with the time its hook fired (Timekeeper's occurred_at), so events
+ * the outbox delivers late keep when they happened.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -93,13 +95,13 @@ export class TimekeeperRecorder {
     const sessionId = key ? this.keyToSession.get(key) : undefined;
     if (sessionId) {
       this.ensureCreated(sessionId, undefined, ctx.channelId);
-      this.put(this.map.messageReceived(sessionId, e, ctx));
+      this.put(this.map.messageReceived(sessionId, e, ctx, Date.now()));
       return;
     }
     if (!key) return this.log.warn('[timekeeper] message_received without a sessionKey: not recorded');
     // Held until a hook tells which sessionId this key belongs to (llm_input does, before the model runs).
     const held = this.waiting.get(key) ?? [];
-    if (held.length < 100) held.push(this.map.messageReceived('pending', e, ctx));
+    if (held.length < 100) held.push(this.map.messageReceived('pending', e, ctx, Date.now()));
     this.waiting.set(key, held);
   });
 
@@ -108,7 +110,7 @@ export class TimekeeperRecorder {
     if (!this.on('llm_input') || this.userRecorded.has(e.runId)) return;
     this.userRecorded.add(e.runId);
     this.ensureCreated(e.sessionId, ctx.agentId, ctx.channel ?? ctx.messageProvider);
-    this.put(this.map.llmInput(e, ctx));
+    this.put(this.map.llmInput(e, ctx, Date.now()));
   });
 
   readonly llmOutput = this.guard('llm_output', (e: m.LlmOutputEvent, ctx: m.AgentContext) => {
@@ -117,7 +119,7 @@ export class TimekeeperRecorder {
     const n = (this.llmAttempts.get(e.runId) ?? 0) + 1;
     this.llmAttempts.set(e.runId, n);
     this.ensureCreated(e.sessionId, ctx.agentId, ctx.channel ?? ctx.messageProvider);
-    this.put(this.map.llmOutput(e, n));
+    this.put(this.map.llmOutput(e, n, Date.now()));
   });
 
   private toolSession(ctx: m.ToolContext): string | undefined {
@@ -139,7 +141,7 @@ export class TimekeeperRecorder {
     const sid = this.toolSession(ctx);
     if (!sid) return;
     this.ensureCreated(sid, ctx.agentId, ctx.channelId);
-    this.put(this.map.beforeToolCall(sid, e, ctx, this.seq(ctx, e, true)));
+    this.put(this.map.beforeToolCall(sid, e, ctx, this.seq(ctx, e, true), Date.now()));
   });
 
   readonly afterToolCall = this.guard('after_tool_call', (e: m.AfterToolCallEvent, ctx: m.ToolContext) => {
@@ -147,11 +149,11 @@ export class TimekeeperRecorder {
     const sid = this.toolSession(ctx);
     if (!sid) return;
     this.ensureCreated(sid, ctx.agentId, ctx.channelId);
-    this.put(this.map.afterToolCall(sid, e, ctx, this.seq(ctx, e, false)));
+    this.put(this.map.afterToolCall(sid, e, ctx, this.seq(ctx, e, false), Date.now()));
   });
 
   readonly sessionEnd = this.guard('session_end', (e: m.SessionEndEvent, _ctx: m.SessionContext) => {
-    if (this.on('session_end')) this.put(this.map.sessionEnd(e));
+    if (this.on('session_end')) this.put(this.map.sessionEnd(e, Date.now()));
     // An ended timeline takes no more events, but OpenClaw may go on with the same sessionId:
     // sessions.reset resets in place (nextSessionId = sessionId), and a Gateway shutdown or
     // restart ends every active session (reason shutdown/restart) that the next Gateway resumes.

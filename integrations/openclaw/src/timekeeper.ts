@@ -26,7 +26,19 @@ export function createDeliver(opts: { url: string; apiKey?: string; timeoutMs: n
 
   return async function deliver(item: OutboxItem): Promise<DeliveryOutcome> {
     if (item.op === 'create') return create(item.body);
-    const send = () => (item.op === 'append' ? tk.append(item.session, item.body) : tk.end(item.session, item.body));
+    let body = item.body;
+    const send = async () => {
+      try {
+        return await (item.op === 'append' ? tk.append(item.session, body as typeof item.body) : tk.end(item.session, body));
+      } catch (err) {
+        // Held longer than Timekeeper's EVENT_OCCURRED_AT_MAX_PAST_S (or a clock far off): the
+        // event matters more than its time, so it goes again without one (stored at its ts).
+        if (!(err instanceof TimekeeperApiError && err.errorCode === 'validation_error' && body.occurred_at && err.errors.some((f) => f.field === 'occurred_at'))) throw err;
+        const { occurred_at: _dropped, ...rest } = body;
+        body = rest;
+        return item.op === 'append' ? tk.append(item.session, body as typeof item.body) : tk.end(item.session, body);
+      }
+    };
     try {
       await send();
       return { kind: 'delivered' };

@@ -40,26 +40,11 @@ export interface TelemetryRow extends TelemetryEvent {
   session: TelemetrySession;
 }
 
-/**
- * `occurred_at` is read through to_jsonb(row) so that this code runs against a schema with
- * or without that column (it is being added by another change): absent, it is null. It may be
- * milliseconds (bigint) or a timestamptz; both become milliseconds.
- */
-const OCCURRED_AT = `to_jsonb(e) -> 'occurred_at' AS occurred_at`;
-const COLUMNS = `${EVENT_COLUMNS}, ${OCCURRED_AT}`;
-
-function occurredMs(v: unknown): number | null {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string') {
-    const n = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
-    return Number.isFinite(n) ? n : null;
-  }
-  return null;
-}
+const COLUMNS = EVENT_COLUMNS;
 
 function rowToEvent(r: Record<string, unknown>): TelemetryEvent {
-  const { session_id, seq, event_id, event_type, ts, content } = storedEvent(r);
-  return { session_id, seq, event_id, event_type, ts, content, occurred_at: occurredMs(r.occurred_at) };
+  const { session_id, seq, event_id, event_type, ts, content, occurred_at } = storedEvent(r);
+  return { session_id, seq, event_id, event_type, ts, content, occurred_at: occurred_at ?? null };
 }
 
 export class TelemetryStore {

@@ -21,9 +21,10 @@ ALTER TABLE intent_transitions ADD COLUMN log_xid xid8 NOT NULL DEFAULT pg_curre
 CREATE INDEX timeline_events_log_order ON timeline_events (log_xid, session_id COLLATE "C", seq);
 CREATE INDEX intent_transitions_log_order ON intent_transitions (log_xid, event_id COLLATE "C", seq);
 
--- INSERT on every column but log_xid (the default fills it).
+-- INSERT on every column but log_xid (the default fills it). A later migration that adds a
+-- column the app writes must grant INSERT on it too (column grants do not cover new columns).
 REVOKE INSERT ON timeline_events FROM timekeeper_app;
-GRANT INSERT (session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key, workflow_id, run_id, recorded_at)
+GRANT INSERT (session_id, seq, event_id, event_type, ts, content, prev_hash, hash, idempotency_key, workflow_id, run_id, recorded_at, occurred_at)
   ON timeline_events TO timekeeper_app;
 REVOKE INSERT ON intent_transitions FROM timekeeper_app;
 GRANT INSERT (event_id, seq, transition_id, ts, status, content, prev_hash, hash, workflow_id, run_id, recorded_at)

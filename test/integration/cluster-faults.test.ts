@@ -52,20 +52,26 @@ onCluster('faults on the production topology (Temporal server on PostgreSQL, 2 w
 
   test('kill -9 of one of two workers: the other carries every session, nothing acknowledged lost or doubled', async () => {
     const killed = rig.cluster.pid('worker', 0);
-    const r = await faultScenario(rig, 'worker 1 of 2 kill -9', () => rig.cluster.kill('worker', 0), async () => undefined, { ...opts, downMs: 0, log });
-    rows.push(r);
-    expect(rig.cluster.pid('worker', 0)).toBe(killed); // not restarted behind our back: the survivor did the work
-    expectHealthy(r);
-    await rig.cluster.start('worker', 0);
+    try {
+      const r = await faultScenario(rig, 'worker 1 of 2 kill -9', () => rig.cluster.kill('worker', 0), async () => undefined, { ...opts, downMs: 0, log });
+      rows.push(r);
+      expect(rig.cluster.pid('worker', 0)).toBe(killed); // not restarted behind our back: the survivor did the work
+      expectHealthy(r);
+    } finally {
+      await rig.cluster.start('worker', 0);
+    }
   });
 
   test('kill -9 of one of two APIs behind HAProxy: the other answers, cut-off requests retried and deduplicated', async () => {
-    const r = await faultScenario(rig, 'api 1 of 2 kill -9', () => rig.cluster.kill('api', 0), async () => undefined, { ...opts, preload: 0, downMs: 0, log });
-    rows.push(r);
-    expectHealthy(r);
-    // The balancer took the dead API out: the load kept being acknowledged while it was down.
-    expect(r.stallMax).toBeLessThan(RECOVERY_BOUND_MS);
-    await rig.cluster.start('api', 0);
+    try {
+      const r = await faultScenario(rig, 'api 1 of 2 kill -9', () => rig.cluster.kill('api', 0), async () => undefined, { ...opts, preload: 0, downMs: 0, log });
+      rows.push(r);
+      expectHealthy(r);
+      // The balancer took the dead API out: the load kept being acknowledged while it was down.
+      expect(r.stallMax).toBeLessThan(RECOVERY_BOUND_MS);
+    } finally {
+      await rig.cluster.start('api', 0);
+    }
   });
 
   test('kill -9 of the Temporal server, restarted on its PostgreSQL: the same', async () => {

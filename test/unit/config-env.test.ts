@@ -1,7 +1,8 @@
 /** Runtime configuration from the environment (lib/config.ts): defaults, bounds, derivations. */
 import os from 'node:os';
 import path from 'node:path';
-import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppUrl, loadConfig, clientSettings, openclawSkillsDir, toolSettings } from '../../lib/config';
+import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppUrl, loadConfig, clientSettings, clusterSettings, openclawSkillsDir, toolSettings } from '../../lib/config';
+import { MAX_TEMPORAL_PORT, MIN_TEMPORAL_PORT, temporalPorts } from '../../lib/cluster/temporal-server';
 import { TUNABLE } from '../../lib/domain/limits';
 
 const load = (env: Record<string, string>) => loadConfig(env as NodeJS.ProcessEnv);
@@ -177,5 +178,22 @@ describe('PUBLIC_URL (where agents post results reported later)', () => {
     expect(load({ PUBLIC_URL: '' }).publicUrl).toBe('http://127.0.0.1:8000');
     expect(failure({ PUBLIC_URL: 'timekeeper.example' })).toMatch(/PUBLIC_URL must be an http\(s\) URL/);
     expect(failure({ PUBLIC_URL: 'ftp://timekeeper.example' })).toMatch(/PUBLIC_URL must be an http\(s\) URL/);
+  });
+});
+
+describe('TEMPORAL_PORT (npm run cluster)', () => {
+  test('defaults to 7233; its bounds are the ones the derived ports need (membership ports in a smallint)', () => {
+    expect(clusterSettings({}).temporalPort).toBe(7233);
+    expect(clusterSettings({ TEMPORAL_PORT: '17233' }).temporalPort).toBe(17233);
+    expect(() => clusterSettings({ TEMPORAL_PORT: '40000' })).toThrow(/TEMPORAL_PORT must be an integer from 1324 to 33000, got "40000"/);
+    expect(() => clusterSettings({ TEMPORAL_PORT: '72e2' })).toThrow(/TEMPORAL_PORT/);
+    expect(temporalPorts(MAX_TEMPORAL_PORT).workerMembership).toBeLessThanOrEqual(32767);
+    expect(temporalPorts(MIN_TEMPORAL_PORT).frontendMembership).toBeGreaterThanOrEqual(1024);
+    expect(() => temporalPorts(MAX_TEMPORAL_PORT + 1)).toThrow(/TEMPORAL_PORT/);
+    // The environment's bounds are the port derivation's.
+    expect(clusterSettings({ TEMPORAL_PORT: String(MAX_TEMPORAL_PORT) }).temporalPort).toBe(MAX_TEMPORAL_PORT);
+    expect(clusterSettings({ TEMPORAL_PORT: String(MIN_TEMPORAL_PORT) }).temporalPort).toBe(MIN_TEMPORAL_PORT);
+    expect(() => clusterSettings({ TEMPORAL_PORT: String(MAX_TEMPORAL_PORT + 1) })).toThrow(/TEMPORAL_PORT/);
+    expect(() => clusterSettings({ TEMPORAL_PORT: String(MIN_TEMPORAL_PORT - 1) })).toThrow(/TEMPORAL_PORT/);
   });
 });

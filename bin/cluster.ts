@@ -22,7 +22,7 @@ const ROOT = path.resolve(__dirname, '..');
 
 const count = (v: string) => {
   const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1 || n > 32) throw new InvalidArgumentError('an integer from 1 to 32');
+  if (!/^\d+$/.test(v) || n < 1 || n > 64) throw new InvalidArgumentError('an integer from 1 to 64');
   return n;
 };
 
@@ -31,6 +31,7 @@ const program = new Command('cluster')
   .option('--workers <n>', 'worker processes', count, 2)
   .option('--apis <n>', 'API processes (HAProxy in front when more than 1)', count, 2)
   .option('--temporal-database <name>', 'Temporal\'s database (visibility: <name>_visibility)', 'temporal')
+  .option('--temporal-max-conns <n>', 'connections per Temporal persistence pool (default 20, visibility half; four services)', count)
   .parse();
 
 /** Builds dist/ once when stale, so the processes can all start compiled without each checking (bin/launch.cjs). */
@@ -44,7 +45,7 @@ async function ensureBuild(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const opts = program.opts<{ workers: number; apis: number; temporalDatabase: string }>();
+  const opts = program.opts<{ workers: number; apis: number; temporalDatabase: string; temporalMaxConns?: number }>();
   const config = loadConfig();
   const { temporalPort } = clusterSettings();
   const log = (m: string) => console.log(m);
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
     apis: opts.apis,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
+    maxConns: opts.temporalMaxConns,
     command: (role) => ({ file: process.execPath, args: [launcher, role] }),
     env: { TIMEKEEPER_BUILD: 'skip' },
     log,

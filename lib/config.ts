@@ -435,7 +435,8 @@ export function toolSettings(env: NodeJS.ProcessEnv = process.env): ToolSettings
 export function clusterSettings(env: NodeJS.ProcessEnv = process.env): { temporalPort: number } {
   const raw = env.TEMPORAL_PORT || '7233';
   const port = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!(port >= 1024 && port <= 65525)) throw new Error(`TEMPORAL_PORT must be an integer from 1024 to 65525, got "${raw}"`);
+  // The bounds are lib/cluster/temporal-server.ts's (membership ports 300 below, in a smallint column).
+  if (!(port >= 1324 && port <= 33000)) throw new Error(`TEMPORAL_PORT must be an integer from 1324 to 33000, got "${raw}"`);
   return { temporalPort: port };
 }
 

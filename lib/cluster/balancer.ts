@@ -32,7 +32,8 @@ export function findHaproxy(): string {
 export function haproxyConfig(port: number, backends: number[]): string {
   return [
     'global',
-    '  maxconn 20000',
+    // Two descriptors a connection: 4,000 fit the usual 20,000-descriptor limit with room to spare.
+    '  maxconn 4000',
     'defaults',
     '  mode http',
     '  timeout connect 2s',

@@ -39,13 +39,21 @@ export interface TemporalDatabases {
 export const temporalDatabases = (base = 'temporal'): TemporalDatabases => ({ main: base, visibility: `${base}_visibility` });
 
 /**
+ * Bounds of the frontend port: the membership ports (300 below) must be at least 1024, and at
+ * most 32767, because Temporal's SQL schema keeps them in a smallint (cluster_membership.rpc_port;
+ * a higher one stops the server at start-up with "out of range for type smallint").
+ */
+export const MIN_TEMPORAL_PORT = 1324;
+export const MAX_TEMPORAL_PORT = 33000;
+
+/**
  * Every port of the four services, derived from the frontend's as the image's defaults are
  * from 7233: history +1, matching +2, worker +6, the frontend's HTTP API +10, and each
  * service's membership port 300 below its gRPC port.
  */
 export function temporalPorts(frontend: number) {
-  if (!Number.isInteger(frontend) || frontend < 1024 || frontend > 65535 - 10) {
-    throw new Error(`TEMPORAL_PORT must be an integer from 1024 to 65525, got ${frontend}`);
+  if (!Number.isInteger(frontend) || frontend < MIN_TEMPORAL_PORT || frontend > MAX_TEMPORAL_PORT) {
+    throw new Error(`TEMPORAL_PORT must be an integer from ${MIN_TEMPORAL_PORT} to ${MAX_TEMPORAL_PORT}, got ${frontend}`);
   }
   return {
     frontend,
@@ -229,7 +237,7 @@ export async function startTemporalServer(o: TemporalServerOptions): Promise<Tem
 /** A frontend port whose derived ports (temporalPorts) are all free too, for tests and parallel runs. */
 export async function freeTemporalPort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    const port = 10_000 + Math.floor(Math.random() * (MAX_TEMPORAL_PORT - 10_000));
     const all = Object.values(temporalPorts(port));
     const free = await Promise.all(all.map((p) => portFree('127.0.0.1', p)));
     if (free.every(Boolean)) return port;

@@ -45,31 +45,39 @@ export async function startClusterRig(o: { workers?: number; apis?: number; work
   await migrate(dbUrl);
   const apiPort = await freePort();
   const secretsKey = randomBytes(32).toString('base64');
-  const cluster = await startCluster({
-    databaseUrl: dbUrl,
-    temporalPort: await freeTemporalPort(),
-    apiPort,
-    workers: o.workers ?? 2,
-    apis: o.apis ?? 2,
-    namespace: 'default',
-    taskQueue: 'timekeeper',
-    command: tsxCommand,
-    maxConns: TEST_MAX_CONNS,
-    env: {
-      // The superuser URL: these tests are about processes and connections, not roles.
-      APP_DATABASE_URL: dbUrl,
-      APP_DB_PASSWORD: '',
-      SECRETS_KEY: secretsKey,
-      TIMEKEEPER_API_KEYS: '',
-      TIMEKEEPER_API_KEYS_FILE: '',
-      LOG_LEVEL: 'warn',
-      TEMPORAL_LOG_LEVEL: 'ERROR',
-      WRITE_TIMEOUT_MS: '15000',
-      ...(o.workflowBundle ? { TIMEKEEPER_WORKFLOW_BUNDLE: o.workflowBundle } : {}),
-      ...o.env,
-    },
-    log,
-  });
+  let cluster: Cluster;
+  try {
+    cluster = await startCluster({
+      databaseUrl: dbUrl,
+      temporalPort: await freeTemporalPort(),
+      apiPort,
+      workers: o.workers ?? 2,
+      apis: o.apis ?? 2,
+      namespace: 'default',
+      taskQueue: 'timekeeper',
+      command: tsxCommand,
+      maxConns: TEST_MAX_CONNS,
+      env: {
+        // The superuser URL: these tests are about processes and connections, not roles.
+        APP_DATABASE_URL: dbUrl,
+        APP_DB_PASSWORD: '',
+        SECRETS_KEY: secretsKey,
+        TIMEKEEPER_API_KEYS: '',
+        TIMEKEEPER_API_KEYS_FILE: '',
+        LOG_LEVEL: 'warn',
+        TEMPORAL_LOG_LEVEL: 'ERROR',
+        WRITE_TIMEOUT_MS: '15000',
+        ...(o.workflowBundle ? { TIMEKEEPER_WORKFLOW_BUNDLE: o.workflowBundle } : {}),
+        ...o.env,
+      },
+      log,
+    });
+  } catch (err) {
+    // Nothing of the cluster is left running (startCluster stops what it started); the PostgreSQL is ours to stop.
+    await pg.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+    throw err;
+  }
   const pool = createPool(dbUrl, { connectionTimeoutMillis: 2000 });
   const connection = await Connection.connect({ address: cluster.temporalAddress });
   const client = new Client({ connection, namespace: 'default' });

@@ -1,7 +1,8 @@
 /** Runtime configuration from the environment (lib/config.ts): defaults, bounds, derivations. */
 import os from 'node:os';
 import path from 'node:path';
-import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppUrl, loadConfig, clientSettings, openclawSkillsDir, toolSettings } from '../../lib/config';
+import { APP_ROLE, DEFAULT_DATABASE_URL, deriveAppUrl, loadConfig, clientSettings, clusterSettings, openclawSkillsDir, toolSettings } from '../../lib/config';
+import { MAX_TEMPORAL_PORT, MIN_TEMPORAL_PORT, temporalPorts } from '../../lib/cluster/temporal-server';
 import { TUNABLE } from '../../lib/domain/limits';
 
 const load = (env: Record<string, string>) => loadConfig(env as NodeJS.ProcessEnv);
@@ -209,5 +210,22 @@ describe('OpenTelemetry export settings', () => {
   test('a bad endpoint or an out-of-range tunable is refused naming the variable', () => {
     expect(failure({ OTEL_EXPORTER_OTLP_ENDPOINT: '127.0.0.1:4318' })).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/);
     expect(failure({ TIMEKEEPER_OTEL_POLL_MS: '10' })).toMatch(/TIMEKEEPER_OTEL_POLL_MS/);
+  });
+});
+
+describe('TEMPORAL_PORT (npm run cluster)', () => {
+  test('defaults to 7233; its bounds are the ones the derived ports need (membership ports in a smallint)', () => {
+    expect(clusterSettings({}).temporalPort).toBe(7233);
+    expect(clusterSettings({ TEMPORAL_PORT: '17233' }).temporalPort).toBe(17233);
+    expect(() => clusterSettings({ TEMPORAL_PORT: '40000' })).toThrow(/TEMPORAL_PORT must be an integer from 1324 to 33000, got "40000"/);
+    expect(() => clusterSettings({ TEMPORAL_PORT: '72e2' })).toThrow(/TEMPORAL_PORT/);
+    expect(temporalPorts(MAX_TEMPORAL_PORT).workerMembership).toBeLessThanOrEqual(32767);
+    expect(temporalPorts(MIN_TEMPORAL_PORT).frontendMembership).toBeGreaterThanOrEqual(1024);
+    expect(() => temporalPorts(MAX_TEMPORAL_PORT + 1)).toThrow(/TEMPORAL_PORT/);
+    // The environment's bounds are the port derivation's.
+    expect(clusterSettings({ TEMPORAL_PORT: String(MAX_TEMPORAL_PORT) }).temporalPort).toBe(MAX_TEMPORAL_PORT);
+    expect(clusterSettings({ TEMPORAL_PORT: String(MIN_TEMPORAL_PORT) }).temporalPort).toBe(MIN_TEMPORAL_PORT);
+    expect(() => clusterSettings({ TEMPORAL_PORT: String(MAX_TEMPORAL_PORT + 1) })).toThrow(/TEMPORAL_PORT/);
+    expect(() => clusterSettings({ TEMPORAL_PORT: String(MIN_TEMPORAL_PORT - 1) })).toThrow(/TEMPORAL_PORT/);
   });
 });

@@ -91,7 +91,10 @@ describe('occurred_at on every append surface', () => {
       await c.query('BEGIN');
       await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
       await c.query('UPDATE timeline_events SET occurred_at = occurred_at - 60000 WHERE session_id = $1 AND seq = 2', [id]);
+      // ENABLE TRIGGER ALL would put the append-only triggers back in origin mode (skipped under
+      // session_replication_role = replica): restore them as the schema made them, ALWAYS.
       await c.query('ALTER TABLE timeline_events ENABLE TRIGGER ALL');
+      for (const t of ['timeline_events_guard', 'timeline_events_no_update_delete', 'timeline_events_no_truncate']) await c.query(`ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER ${t}`);
       await c.query('COMMIT');
     } finally {
       c.release();

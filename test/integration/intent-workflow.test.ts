@@ -192,7 +192,8 @@ test('blocked without retry: no wake, the workflow closes after the retention pe
   expect(result).toMatchObject({ eventId: id, closed: 'retention', head: { seq: 2, status: 'blocked' } });
   expect((await get(id)).workflow).toMatchObject({ open: false, next: null });
 
-  expect((await refusal(patch(id, { status: 'done' }))).status).toBe(409);
+  // The closed run's state still rules: blocked → in-progress is not a transition (blocked → done is, since seed 001's recovery flow).
+  expect((await refusal(patch(id, { status: 'in-progress' }))).status).toBe(409);
   const again = await patch(id, { status: 'requested', note: 'human answered' });
   expect(again.status).toBe(200);
   expect(again.body.transition).toMatchObject({ seq: 3, from: 'blocked', to: 'requested' });

@@ -43,7 +43,8 @@ export function createTlogActivities(deps: TlogDeps) {
         // A worker of another event database took this task from a shared queue: let the right one have it.
         throw ApplicationFailure.retryable(`this worker writes to event database ${mine}, the log builder belongs to ${input.instanceId}`, 'wrong_database');
       }
-      if (!deps.log) throw ApplicationFailure.nonRetryable('this worker has no log signing key configured', 'write_failed');
+      // Retryable: a worker with the log's key (every worker bin/run.ts starts) takes it on the next attempt.
+      if (!deps.log) throw ApplicationFailure.retryable('this worker runs without the log builder (no signing key configured)', 'unavailable');
       identity ??= deps.log(mine);
       if (!keyRecorded) {
         await store.recordKey(identity.signer.verifierKey);

@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import type { TlogStore } from '../../lib/store/tlog';
-import { consistencyProof, inclusionProof } from '../../lib/tlog/tree';
+import { cachedReader, consistencyProof, inclusionProof, leafAt } from '../../lib/tlog/tree';
 import type { KeyStore } from '../auth';
 import { parse, queryObject } from '../http';
 import { route } from '../router';
@@ -39,10 +39,10 @@ export function tlogRouter({ store, keys }: TlogRouteDeps): Router {
     if (q.leaf_index >= q.tree_size) throw DomainError.validation('leaf_index', `must be less than tree_size (${q.tree_size})`);
     const size = await publishedSize();
     if (q.tree_size > size) throw DomainError.validation('tree_size', `must be at most the latest checkpoint's size (${size})`);
-    const [proof, leaf] = await Promise.all([
-      inclusionProof(q.leaf_index, q.tree_size, store.readTiles),
-      store.leafHashAt(q.leaf_index),
-    ]);
+    // One read of the tiles: the leaf's own tile is among the proof's.
+    const read = cachedReader(store.readTiles);
+    const proof = await inclusionProof(q.leaf_index, q.tree_size, read);
+    const leaf = await leafAt(q.leaf_index, read);
     res.json({ leaf_index: q.leaf_index, tree_size: q.tree_size, leaf_hash: b64(leaf), hashes: proof.map(b64) });
   });
 

@@ -7,7 +7,7 @@ import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '../db';
 import type { ChainLeaf } from '../tlog/chain-check';
 import { formatCheckpoint } from '../tlog/checkpoint';
-import { extend, frontierOf, HASH_SIZE, leafHash, TILE_WIDTH, tileKey, tileStrips, type TileId, type TileReader } from '../tlog/tree';
+import { extend, frontierOf, HASH_SIZE, leafHash, tileKey, tileStrips, type TileId, type TileReader } from '../tlog/tree';
 
 /** The chains the log covers, by their `source` number in tlog_leaves. */
 export const LOG_SOURCES = [
@@ -110,16 +110,6 @@ export class TlogStore {
   constructor(private readonly pool: Pool) {}
 
   readTiles: TileReader = (ids) => tileReader(this.pool)(ids);
-
-  /** The leaf hash at one index (tile level 0). */
-  async leafHashAt(index: number): Promise<Buffer> {
-    const tile = Math.floor(index / TILE_WIDTH);
-    const offset = index - tile * TILE_WIDTH;
-    const tiles = await this.readTiles([{ level: 0, index: tile }]);
-    const t = tiles.get(tileKey({ level: 0, index: tile }));
-    if (!t || t.length < (offset + 1) * HASH_SIZE) throw new Error(`leaf ${index} is not in the tree`);
-    return Buffer.from(t.subarray(offset * HASH_SIZE, (offset + 1) * HASH_SIZE));
-  }
 
   async latestCheckpoint(): Promise<StoredCheckpoint | null> {
     const { rows } = await this.pool.query('SELECT tree_size, root_hash, note, verifier_key, recorded_at FROM tlog_checkpoints ORDER BY tree_size DESC LIMIT 1');

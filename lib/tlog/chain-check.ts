@@ -7,7 +7,7 @@
  */
 import { parseCheckpoint } from './checkpoint';
 import { noteVerifier, openNote } from './note';
-import { inclusionProof, leafHash, tileKey, type TileReader } from './tree';
+import { cachedReader, inclusionProof, leafHash, type TileReader } from './tree';
 import { verifyInclusion } from './verify';
 
 /** One record of a chain as stored, with its leaf index (null: not in the log yet). */
@@ -29,16 +29,6 @@ export interface LogCheck {
   detail?: string;
 }
 
-/** Caches tiles across the proofs of one check: most of them share the upper tiles. */
-function cachedReader(read: TileReader): TileReader {
-  const cache = new Map<string, Buffer>();
-  return async (ids) => {
-    const missing = ids.filter((t) => !cache.has(tileKey(t)));
-    if (missing.length > 0) for (const [k, v] of await read(missing)) cache.set(k, v);
-    return new Map(ids.filter((t) => cache.has(tileKey(t))).map((t) => [tileKey(t), cache.get(tileKey(t))!]));
-  };
-}
-
 export async function checkChainInLog(
   leaves: ChainLeaf[],
   latest: { note: string; verifierKey: string } | null,
@@ -52,6 +42,7 @@ export async function checkChainInLog(
     return { ok: false, checkpoint: null, proven: 0, pending: leaves.length, detail: `the latest checkpoint does not verify with the log's key ${latest.verifierKey}: ${(err as Error).message}` };
   }
   const checkpoint = { tree_size: cp.size, root_hash: cp.rootHash.toString('base64') };
+  // Most proofs of one chain share their upper tiles.
   const cached = cachedReader(read);
   let proven = 0;
   let pending = 0;

@@ -13,6 +13,7 @@
  * 2^(ℓ mod 8) stored hashes below it in one tile: a proof over 10^7 leaves reads a handful of
  * tiles and hashes at most a few thousand pairs.
  */
+import { hash } from 'node:crypto';
 import { EMPTY_ROOT, HASH_SIZE, leafHash, nodeHash } from './verify';
 
 // The hashing is the verifier's (one definition of leaf and node hashes for both sides).
@@ -152,14 +153,20 @@ export function nodeFromTile(node: NodeId, tiles: Map<string, Buffer>): Buffer {
   if (!tile || tile.length < src.to * HASH_SIZE) {
     throw new Error(`tile ${tileKey(src.tile)} lacks the hashes of node level ${node.level} index ${node.index}`);
   }
-  let row: Buffer[] = [];
-  for (let i = src.from; i < src.to; i++) row.push(tile.subarray(i * HASH_SIZE, (i + 1) * HASH_SIZE));
-  while (row.length > 1) {
-    const next: Buffer[] = [];
-    for (let i = 0; i < row.length; i += 2) next.push(nodeHash(row[i], row[i + 1]));
+  if (src.to - src.from === 1) return Buffer.from(tile.subarray(src.from * HASH_SIZE, src.to * HASH_SIZE));
+  // Up to 255 node hashes per call: one-shot hashing over one reused input buffer (nodeHash's
+  // SHA-256(0x01 ‖ left ‖ right), without a Hash object per node).
+  const input = Buffer.alloc(1 + 2 * HASH_SIZE, 1);
+  let row = tile.subarray(src.from * HASH_SIZE, src.to * HASH_SIZE);
+  while (row.length > HASH_SIZE) {
+    const next = Buffer.alloc(row.length / 2);
+    for (let i = 0; i < row.length; i += 2 * HASH_SIZE) {
+      row.copy(input, 1, i, i + 2 * HASH_SIZE);
+      (hash('sha256', input, 'buffer') as Buffer).copy(next, i / 2);
+    }
     row = next;
   }
-  return Buffer.from(row[0]);
+  return Buffer.from(row);
 }
 
 /** Reads every tile the ranges need in one call and returns each range's MTH. */
@@ -172,6 +179,22 @@ export async function rangeHashes(ranges: Range[], read: TileReader): Promise<Bu
   }
   const tiles = await read([...wanted.values()]);
   return nodes.map((ns) => foldRange(ns.map((n) => nodeFromTile(n, tiles))));
+}
+
+/** The leaf hash at one index, from its level-0 tile. */
+export async function leafAt(index: number, read: TileReader): Promise<Buffer> {
+  checkSize('leaf_index', index);
+  return nodeFromTile({ level: 0, index }, await read([nodeSource({ level: 0, index }).tile]));
+}
+
+/** A reader that keeps the tiles it has read (for several proofs, or a proof and its leaf, over one tree). */
+export function cachedReader(read: TileReader): TileReader {
+  const cache = new Map<string, Buffer>();
+  return async (ids) => {
+    const missing = ids.filter((t) => !cache.has(tileKey(t)));
+    if (missing.length > 0) for (const [k, v] of await read(missing)) cache.set(k, v);
+    return new Map(ids.filter((t) => cache.has(tileKey(t))).map((t) => [tileKey(t), cache.get(tileKey(t))!]));
+  };
 }
 
 export async function treeHead(size: number, read: TileReader): Promise<Buffer> {

@@ -9,7 +9,12 @@ import { parseCheckpoint } from '../../lib/tlog/checkpoint';
 import { noteVerifier, openNote } from '../../lib/tlog/note';
 import { leafHash, verifyConsistency, verifyInclusion } from '../../lib/tlog/verify';
 import { goTlog } from '../support/go-tlog';
-import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { databaseInstanceId } from '../../lib/store/instance';
+import { TlogStore } from '../../lib/store/tlog';
+import { defaultLogOrigin, logSignerOf } from '../../lib/tlog/log-key';
+import { startTestSystem, testEnv, testLogKeyFile, uniqueSessionId, type TestSystem } from '../support/system';
 
 let sys: TestSystem;
 
@@ -138,6 +143,42 @@ describe('transparency log', () => {
     expect(v.log.ok).toBe(false);
     expect(v.log.first_bad_seq).toBe(2);
     expect(v.log.detail).toContain('is not the record the log committed to');
+  });
+
+  test('commit order: a record committed after a later transaction is neither skipped nor overtaken', async () => {
+    const store = new TlogStore(sys.ownerPool);
+    const origin = defaultLogOrigin(await databaseInstanceId(sys.ownerPool));
+    const signer = logSignerOf({ logSigningKeyFile: testLogKeyFile(testEnv().ownerUrl), dataDir: os.tmpdir() }, origin);
+    /** A session's first event, written straight into the tables (the guard checks the link, not the hash). */
+    const create = async (db: { query: (sql: string, params: unknown[]) => Promise<unknown> }, sid: string) => {
+      await db.query("INSERT INTO timeline_sessions (session_id, timeline_id, workflow_id, created_ts) VALUES ($1, gen_random_uuid(), 'wf', 0)", [sid]);
+      await db.query(
+        "INSERT INTO timeline_events (session_id, seq, event_id, event_type, ts, content, prev_hash, hash, workflow_id, run_id) VALUES ($1, 1, gen_random_uuid(), 'SESSION_CREATE', 0, '{}', NULL, $2, 'wf', 'run')",
+        [sid, randomBytes(32).toString('hex')],
+      );
+    };
+    const leafOf = async (sid: string) =>
+      (await sys.ownerPool.query('SELECT log_index FROM tlog_leaves WHERE source = 0 AND chain_id = $1', [sid])).rows[0]?.log_index as number | undefined;
+    const early = uniqueSessionId('tlog-early');
+    const late = uniqueSessionId('tlog-late');
+    const a = await sys.ownerPool.connect();
+    try {
+      // A takes its transaction id first and stays open; B, later, commits first.
+      await a.query('BEGIN');
+      await create(a, early);
+      await create(sys.ownerPool, late);
+      // A batch now (the running builder may take its own too): B is above the horizon, so not taken.
+      await store.extendBatch(origin, signer, 1000);
+      expect(await leafOf(late)).toBeUndefined();
+      await a.query('COMMIT');
+    } finally {
+      a.release();
+    }
+    await store.extendBatch(origin, signer, 1000);
+    const [ia, ib] = [await leafOf(early), await leafOf(late)];
+    expect(ia).toBeDefined();
+    expect(ib).toBeDefined();
+    expect(ia!).toBeLessThan(ib!);
   });
 
   test('hostile proof parameters answer 400 naming the field', async () => {

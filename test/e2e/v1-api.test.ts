@@ -412,7 +412,7 @@ describe('GET /v1/sessions/:id/verify', () => {
     let r = await tk.call('verifySession', { params: { id: sid } });
     expect(r.status).toBe(200);
     const head = events[events.length - 1].hash;
-    expect(r.body).toEqual({ session_id: sid, ok: true, checked: 5, head_seq: 5, head_hash: head, anchor: { source: 'workflow', seq: 5, hash: head, ok: true } });
+    expect(r.body).toEqual({ session_id: sid, ok: true, checked: 5, head_seq: 5, head_hash: head, anchor: { source: 'workflow', seq: 5, hash: head, ok: true }, log: expect.objectContaining({ ok: true }) });
 
     await tk.end(sid, { reason: 'verified' });
     events = await allEvents(sid);

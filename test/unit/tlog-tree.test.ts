@@ -14,6 +14,9 @@ import {
   type TileId,
   type TileReader,
 } from '../../lib/tlog/tree';
+import { checkpointBody } from '../../lib/store/tlog';
+import { signerKeyOf } from '../../lib/tlog/log-key';
+import { formatSignerKey, noteSigner, SIG_ED25519, signNote } from '../../lib/tlog/note';
 
 const hex = (b: Buffer): string => b.toString('hex');
 
@@ -197,6 +200,24 @@ describe('tlog tree (RFC 6962 / 9162)', () => {
     expect(t.reads - before).toBe(6);
     const r65537 = await treeHead(65_537, t.read);
     expect(verifyConsistency(65_537, 70_000, r65537, root, await consistencyProof(65_537, 70_000, t.read))).toBe(true);
+  });
+
+  test('the golden vectors of docs/hash-chain.md §10.6', async () => {
+    const t = new MemoryTiles();
+    await t.append([0, 1, 2, 3, 4].map((i) => leafHash(Buffer.alloc(32, i))));
+    const leaf = (i: number) => hex(leafHash(Buffer.alloc(32, i)));
+    expect(leaf(2)).toBe('cba8c596120bdb69debbd923d92cba948bde7c7d06a465a1bb7d98d3116038fa');
+    expect(hex(await treeHead(2, t.read))).toBe('28fb81e496897e0ce886f08602392e9239b65c659041e5202163e58ad898f444');
+    expect((await treeHead(5, t.read)).toString('base64')).toBe('heIMrB8C/ae82y/D+QhWjFcBjHeBXx+jYaytE5lPCL8=');
+    expect((await inclusionProof(2, 5, t.read)).map(hex)).toEqual([leaf(3), '28fb81e496897e0ce886f08602392e9239b65c659041e5202163e58ad898f444', leaf(4)]);
+    expect((await consistencyProof(3, 5, t.read)).map(hex)).toEqual([leaf(2), leaf(3), '28fb81e496897e0ce886f08602392e9239b65c659041e5202163e58ad898f444', leaf(4)]);
+    const seed = Buffer.alloc(32, 7);
+    const skey = formatSignerKey('example.com/timekeeper', SIG_ED25519, seed);
+    expect(skey).toBe('PRIVATE+KEY+example.com/timekeeper+5929f48e+AQcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcH');
+    expect(signerKeyOf(seed.toString('base64'), 'example.com/timekeeper', 'test')).toBe(skey);
+    expect(signNote(checkpointBody('example.com/timekeeper', 5, await treeHead(5, t.read)), noteSigner(skey))).toBe(
+      'example.com/timekeeper\n5\nheIMrB8C/ae82y/D+QhWjFcBjHeBXx+jYaytE5lPCL8=\n\n— example.com/timekeeper WSn0jobsVcRJ9WhlOIl+zDRlTufsMz+SXzyC5Sp3psbN914kmE93qggtHWn/Co4Nj4Zl1TdCaFx/2LBlRTBIJEH1YwE=\n',
+    );
   });
 
   test('out-of-range arguments are refused', async () => {

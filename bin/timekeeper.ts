@@ -211,7 +211,7 @@ program
   .argument('<session_id>')
   .option('-o, --output <file>', 'write to this file instead of stdout')
   .option('--no-proofs', 'leave out the transparency-log proofs')
-  .option('--checkpoint <file>', 'prove against this checkpoint note (e.g. one your witnesses cosigned) instead of the log\'s latest')
+  .option('--checkpoint <file>', 'prove against this checkpoint note (e.g. one your witnesses cosigned) instead of the log\'s newest witnessed one (its latest while none is witnessed)')
   .action(async (id: string, o: { output?: string; proofs: boolean; checkpoint?: string }, cmd: Command) => {
     let events: Array<Awaited<ReturnType<typeof allEvents>>[number] & { log_index?: number | null; tlog_proof?: string }> = await allEvents(client(cmd), id);
     let note = '';
@@ -246,7 +246,9 @@ function logProofSource(cmd: Command): ProofSource {
     return res;
   };
   return {
-    checkpoint: async () => (await get('/v1/log/checkpoint', true))?.text() ?? null,
+    // The newest witnessed checkpoint when the log has one (so verify-file --witness-key --quorum
+    // needs no --checkpoint), else the newest log-signed one.
+    checkpoint: async () => (await (await get('/v1/log/checkpoint?witnessed=true', true))?.text()) ?? (await get('/v1/log/checkpoint', true))?.text() ?? null,
     inclusion: async (leafIndex, treeSize) => {
       const body = (await (await get(`/v1/log/proof/inclusion?leaf_index=${leafIndex}&tree_size=${treeSize}`))!.json()) as { hashes: string[] };
       return body.hashes.map((h) => Buffer.from(h, 'base64'));

@@ -10,7 +10,6 @@
  *   the first record that differs;
  * - the new export's proofs carry no witness cosignature, so a verifier that requires one refuses it.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,8 +21,8 @@ import { Witness, WitnessStateStore } from '../../lib/tlog/witness';
 import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
 import { parseWitnessList, witnessCheckpoint, type WitnessEndpoint } from '../../lib/tlog/witnessing';
 import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
+import { cliAgainst, eventually } from '../support/tlog-e2e';
 
-const BIN = path.join(__dirname, '../../bin/timekeeper');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-attack-'));
 let sys: TestSystem;
 let witnessServer: WitnessServer;
@@ -40,23 +39,7 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(BIN, ['--url', sys.baseUrl, ...args], { env: { ...process.env, TIMEKEEPER_API_KEY: '' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = cliAgainst(() => sys.baseUrl);
 
 const consistency = async (from: number, to: number) => (await sys.tk.log.consistency({ from, to })).hashes.map((h) => Buffer.from(h, 'base64'));
 const sizeOf = (note: string) => parseCheckpoint(parseNote(note).text).size;

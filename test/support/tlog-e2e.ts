@@ -1,0 +1,26 @@
+/** Helpers the transparency-log e2e tests share: waiting on a condition, and the CLI against a test system. */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+
+const BIN = path.join(__dirname, '../../bin/timekeeper');
+
+/** Polls `check` until it gives a value (a throw counts as not yet), or fails after `timeoutMs`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Runs bin/timekeeper against `baseUrl` (no API key) and resolves with its exit code and output. */
+export const cliAgainst =
+  (baseUrl: () => string) =>
+  (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      execFile(BIN, ['--url', baseUrl(), ...args], { env: { ...process.env, TIMEKEEPER_API_KEY: '' } }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });

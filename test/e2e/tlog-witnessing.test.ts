@@ -10,7 +10,6 @@
  * up (same key, same state): cosigning resumes from the size it holds.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseCheckpoint } from '../../lib/tlog/checkpoint';
@@ -21,7 +20,7 @@ import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-s
 import { parseWitnessList } from '../../lib/tlog/witnessing';
 import { goTlog } from '../support/go-tlog';
 import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
-import { cliAgainst, eventually } from '../support/tlog-e2e';
+import { cliAgainst, eventually, freePort } from '../support/tlog-e2e';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-witnessing-'));
 const witnessKey = generateCosignerKey('witness.test/wire');
@@ -29,14 +28,6 @@ let sys: TestSystem;
 let port: number;
 let server: WitnessServer | undefined;
 
-/** A free loopback port, so LOG_WITNESSES can name the witness before it runs. */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
 
 beforeAll(async () => {
   port = await freePort();

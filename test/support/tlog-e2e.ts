@@ -1,5 +1,6 @@
 /** Helpers the transparency-log e2e tests share: waiting on a condition, and the CLI against a test system. */
 import { execFile } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 
 const BIN = path.join(__dirname, '../../bin/timekeeper');
@@ -24,3 +25,12 @@ export const cliAgainst =
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
+
+/** A free loopback port, so LOG_WITNESSES can name a witness before it runs (it needs the log's key). */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const p = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return p;
+}

@@ -195,7 +195,7 @@ program
     else {
       for (const r of results) {
         const ok = r.ok && (r.anchor?.ok ?? true);
-        const logged = r.log.checkpoint ? `, ${r.log.proven} in log checkpoint ${r.log.checkpoint.tree_size}${r.log.pending ? ` (${r.log.pending} pending)` : ''}` : ', log: no checkpoint yet';
+        const logged = r.log.checkpoint ? `, ${r.log.proven} in log checkpoint ${r.log.checkpoint.tree_size}${r.log.checkpoint.witnessed ? ' (witnessed)' : ''}${r.log.pending ? ` (${r.log.pending} pending)` : ''}` : ', log: no checkpoint yet';
         if (ok) out(`ok      ${r.session_id}  ${r.checked} events, head ${r.head_seq ?? '-'} ${short(r.head_hash)}${logged}`);
         else if (!r.ok) out(`BROKEN  ${r.session_id}  at seq ${r.first_bad_seq}: ${r.reason}: ${r.detail ?? ''}`);
         else out(`BROKEN  ${r.session_id}  the chain head differs from the session workflow's (seq ${r.anchor?.seq} ${short(r.anchor?.hash)})`);

@@ -99,6 +99,8 @@ test('checkpoints are cosigned by the configured witness, survive it being down,
   const v = await sys.tk.verify(sid);
   expect(v.log).toMatchObject({ ok: true, pending: 0, proven: 4, checkpoint: { tree_size: witnessed.size, witnessed: true } });
 
+  expect((await cli(['verify', sid])).stdout).toContain(`in log checkpoint ${witnessed.size} (witnessed)`);
+
   // export proves against the witnessed checkpoint by default: verify-file needs no --checkpoint.
   const file = path.join(tmp, 'export.jsonl');
   expect((await cli(['export', sid, '-o', file])).code).toBe(0);

@@ -6,7 +6,7 @@
  * Never in the batch's way: a round runs beside the batches (one at a time), so a witness that
  * is down or slow delays only witnessing; the checkpoint is already published log-signed. A
  * round that left a witness without the newest checkpoint is retried with the next batch's
- * checkpoint, or after `retryMs` when no new batch comes.
+ * checkpoint, or after `retryMs` when no new batch comes (stored only when it changed something).
  */
 import { witnessCheckpoint, type WitnessingSettings, type WitnessFailure, type WitnessRequest } from './witnessing';
 import { consistencyProof } from './tree';
@@ -56,7 +56,10 @@ export function witnessRounds(o: WitnessRoundOptions): WitnessRounds {
     // A witness that did not answer keeps the size it had.
     const sizes = { ...last.sizes, ...r.sizes };
     const stored = { treeSize: cp.treeSize, note: r.note, witnessCount: r.cosigners.length, quorum: o.settings.quorum, quorumMet: r.quorumMet, witnessSizes: sizes };
-    await o.store.recordWitnessingRound(stored);
+    // A retry that changed nothing (same size, nobody cosigned, same sizes) is not stored again:
+    // a witness down for a day would otherwise add a row every retry.
+    const changed = isNew || r.cosigners.length > 0 || JSON.stringify(sizes) !== JSON.stringify(last.sizes);
+    if (changed) await o.store.recordWitnessingRound(stored);
     last = { treeSize: cp.treeSize, sizes, complete: r.cosigners.length === o.settings.witnesses.length, at: Date.now() };
     o.onRound?.(stored, r.failures);
   };

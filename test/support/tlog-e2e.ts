@@ -2,6 +2,9 @@
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { parseCheckpoint } from '../../lib/tlog/checkpoint';
+import { parseNote } from '../../lib/tlog/note';
+import type { TestSystem } from './system';
 
 const BIN = path.join(__dirname, '../../bin/timekeeper');
 
@@ -33,4 +36,16 @@ export async function freePort(): Promise<number> {
   const p = (s.address() as net.AddressInfo).port;
   await new Promise((r) => s.close(r));
   return p;
+}
+
+/**
+ * The latest checkpoint's size once it covers every event of the session (each has a
+ * log_index below it), else undefined: for `eventually`. Not verify's `pending`, which with
+ * LOG_WITNESSES counts against the newest witnessed checkpoint.
+ */
+export async function sessionLogged(sys: TestSystem, sid: string): Promise<number | undefined> {
+  const { events } = await sys.tk.events(sid, { limit: 1000 });
+  if (events.length === 0 || events.some((e) => e.log_index === null)) return undefined;
+  const size = parseCheckpoint(parseNote(await sys.tk.log.checkpoint()).text).size;
+  return events.every((e) => (e.log_index ?? size) < size) ? size : undefined;
 }

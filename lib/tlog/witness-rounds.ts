@@ -31,13 +31,13 @@ export interface WitnessRoundOptions {
 }
 
 export function witnessRounds(o: WitnessRoundOptions): WitnessRounds {
-  let last: { treeSize: number; sizes: Record<string, number>; complete: boolean; at: number } | undefined;
+  let last: { treeSize: number; sizes: Record<string, number>; cosigned: number; complete: boolean; at: number } | undefined;
   let running: Promise<void> | undefined;
 
   const round = async (latest: StoredCheckpoint | undefined): Promise<void> => {
     if (!last) {
       const r = await o.store.latestWitnessingRound();
-      last = r ? { treeSize: r.treeSize, sizes: r.witnessSizes, complete: false, at: 0 } : { treeSize: 0, sizes: {}, complete: true, at: 0 };
+      last = r ? { treeSize: r.treeSize, sizes: r.witnessSizes, cosigned: r.witnessCount, complete: false, at: 0 } : { treeSize: 0, sizes: {}, cosigned: 0, complete: true, at: 0 };
     }
     const cp = latest ?? (await o.store.latestCheckpoint()) ?? undefined;
     if (!cp) return;
@@ -56,11 +56,11 @@ export function witnessRounds(o: WitnessRoundOptions): WitnessRounds {
     // A witness that did not answer keeps the size it had.
     const sizes = { ...last.sizes, ...r.sizes };
     const stored = { treeSize: cp.treeSize, note: r.note, witnessCount: r.cosigners.length, quorum: o.settings.quorum, quorumMet: r.quorumMet, witnessSizes: sizes };
-    // A retry that changed nothing (same size, nobody cosigned, same sizes) is not stored again:
+    // A retry that changed nothing (same size, as many cosigners, same sizes) is not stored again:
     // a witness down for a day would otherwise add a row every retry.
-    const changed = isNew || r.cosigners.length > 0 || JSON.stringify(sizes) !== JSON.stringify(last.sizes);
+    const changed = isNew || r.cosigners.length !== last.cosigned || JSON.stringify(sizes) !== JSON.stringify(last.sizes);
     if (changed) await o.store.recordWitnessingRound(stored);
-    last = { treeSize: cp.treeSize, sizes, complete: r.cosigners.length === o.settings.witnesses.length, at: Date.now() };
+    last = { treeSize: cp.treeSize, sizes, cosigned: r.cosigners.length, complete: r.cosigners.length === o.settings.witnesses.length, at: Date.now() };
     o.onRound?.(stored, r.failures);
   };
 

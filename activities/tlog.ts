@@ -4,6 +4,8 @@
  * LIMITS.tlogActivityRunMs, then back to the workflow. It runs in a regular activity that
  * heartbeats, so a worker crash hands it to another worker after the heartbeat timeout; the
  * state is all in the database (the last checkpoint's cursor), so a retried run just continues.
+ * With LOG_WITNESSES configured, each new checkpoint also goes to the witnesses, beside the
+ * batches (lib/tlog/witness-rounds.ts), never holding them up.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
@@ -11,6 +13,8 @@ import { LIMITS } from '../lib/domain/limits';
 import { logFor } from '../lib/log';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { TlogStore, type CheckpointSigner } from '../lib/store/tlog';
+import { witnessRounds } from '../lib/tlog/witness-rounds';
+import type { WitnessingSettings } from '../lib/tlog/witnessing';
 
 export interface BuildLogInput {
   /** The event database the builder's workflow belongs to (its id says so too). */
@@ -29,6 +33,10 @@ export interface TlogDeps {
   log?: (instanceId: string) => { origin: string; signer: CheckpointSigner };
   /** How long the builder waits after a batch that found nothing new (LOG_BATCH_INTERVAL_MS). */
   intervalMs?: number;
+  /** LOG_WITNESSES / LOG_WITNESS_QUORUM; default none: checkpoints are published log-signed only. */
+  witnessing?: WitnessingSettings;
+  /** OUTBOUND_ALLOW_HOSTS, for redirects of witness requests (a witness's own host is allowed). */
+  outboundAllowHosts?: readonly string[];
 }
 
 export function createTlogActivities(deps: TlogDeps) {
@@ -36,6 +44,26 @@ export function createTlogActivities(deps: TlogDeps) {
   const instance = databaseInstanceReader(deps.pool);
   let identity: { origin: string; signer: CheckpointSigner } | undefined;
   let keyRecorded = false;
+  const log = logFor(undefined, { component: 'tlog' });
+  let lastFailing = '';
+  // One per process: what the last round left (sizes, retry time) carries over from run to run.
+  const witnessing = witnessRounds({
+    store,
+    settings: deps.witnessing ?? { witnesses: [], quorum: 0 },
+    allowHosts: deps.outboundAllowHosts,
+    retryMs: Math.max(5_000, 5 * (deps.intervalMs ?? 1000)),
+    onRound: (r, failures) => {
+      // Warn when the set of failing witnesses changes, not on every retry of a witness that stays down.
+      const failing = failures.map((f) => f.witness).join(',');
+      const level = failing === lastFailing ? 'debug' : failing ? 'warn' : 'info';
+      lastFailing = failing;
+      log[level](
+        { tree_size: r.treeSize, cosigned: r.witnessCount, quorum_met: r.quorumMet, failures },
+        failures.length ? 'checkpoint witnessing incomplete; retrying with the next batch' : 'checkpoint cosigned',
+      );
+    },
+    onError: (err) => log.warn({ err: err.message }, 'checkpoint witnessing failed; retrying with the next batch'),
+  });
   return {
     async buildLog(input: BuildLogInput): Promise<BuildLogResult> {
       const mine = await instance();
@@ -60,10 +88,12 @@ export function createTlogActivities(deps: TlogDeps) {
         if (r.added > 0) {
           out.batches++;
           out.added += r.added;
-          logFor(undefined, { component: 'tlog' }).debug({ tree_size: r.treeSize, added: r.added }, 'checkpoint published');
+          log.debug({ tree_size: r.treeSize, added: r.added }, 'checkpoint published');
         }
+        witnessing.offer(r.checkpoint);
         if (!r.more) await ctx.sleep(deps.intervalMs ?? 1000).catch(() => undefined);
       }
+      await witnessing.settle();
       return out;
     },
   };

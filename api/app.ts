@@ -104,6 +104,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
     }),
     store: new SessionStore(pool),
     tlog: new TlogStore(pool),
+    witnessesConfigured: config.logWitnessing.witnesses.length > 0,
     keys,
     temporalUiUrl: config.temporalUiUrl,
     temporalNamespace: config.temporalNamespace,

@@ -343,7 +343,8 @@ export class TimekeeperClient {
   /** The transparency log (/v1/log/*): its key, latest checkpoint and proofs. */
   readonly log = {
     key: async (opts?: CallOptions): Promise<string> => (await this.call('getLogKey', { ...opts })).body,
-    checkpoint: async (opts?: CallOptions): Promise<string> => (await this.call('getLogCheckpoint', { ...opts })).body,
+    /** The newest checkpoint with its cosignatures so far; `{ witnessed: 'true' }`: the newest that met the witness quorum. */
+    checkpoint: async (query?: Q<'getLogCheckpoint'>, opts?: CallOptions): Promise<string> => (await this.call('getLogCheckpoint', { ...opts, query: query ?? {} })).body,
     inclusion: async (query: Q<'getInclusionProof'>, opts?: CallOptions): Promise<ResponseBody<'getInclusionProof'>> =>
       (await this.call('getInclusionProof', { ...opts, query })).body,
     consistency: async (query: Q<'getConsistencyProof'>, opts?: CallOptions): Promise<ResponseBody<'getConsistencyProof'>> =>

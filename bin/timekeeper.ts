@@ -202,7 +202,7 @@ program
     else {
       for (const r of results) {
         const ok = r.ok && (r.anchor?.ok ?? true);
-        const logged = r.log.checkpoint ? `, ${r.log.proven} in log checkpoint ${r.log.checkpoint.tree_size}${r.log.pending ? ` (${r.log.pending} pending)` : ''}` : ', log: no checkpoint yet';
+        const logged = r.log.checkpoint ? `, ${r.log.proven} in log checkpoint ${r.log.checkpoint.tree_size}${r.log.checkpoint.witnessed ? ' (witnessed)' : ''}${r.log.pending ? ` (${r.log.pending} pending)` : ''}` : ', log: no checkpoint yet';
         if (ok) out(`ok      ${r.session_id}  ${r.checked} events, head ${r.head_seq ?? '-'} ${short(r.head_hash)}${logged}`);
         else if (!r.ok) out(`BROKEN  ${r.session_id}  at seq ${r.first_bad_seq}: ${r.reason}: ${r.detail ?? ''}`);
         else out(`BROKEN  ${r.session_id}  the chain head differs from the session workflow's (seq ${r.anchor?.seq} ${short(r.anchor?.hash)})`);
@@ -218,7 +218,7 @@ program
   .argument('<session_id>')
   .option('-o, --output <file>', 'write to this file instead of stdout')
   .option('--no-proofs', 'leave out the transparency-log proofs')
-  .option('--checkpoint <file>', 'prove against this checkpoint note (e.g. one your witnesses cosigned) instead of the log\'s latest')
+  .option('--checkpoint <file>', 'prove against this checkpoint note (e.g. one your witnesses cosigned) instead of the log\'s newest witnessed one (its latest while none is witnessed)')
   .action(async (id: string, o: { output?: string; proofs: boolean; checkpoint?: string }, cmd: Command) => {
     let events: Array<Awaited<ReturnType<typeof allEvents>>[number] & { log_index?: number | null; tlog_proof?: string }> = await allEvents(client(cmd), id);
     let note = '';
@@ -253,7 +253,9 @@ function logProofSource(cmd: Command): ProofSource {
     return res;
   };
   return {
-    checkpoint: async () => (await get('/v1/log/checkpoint', true))?.text() ?? null,
+    // The newest witnessed checkpoint when the log has one (so verify-file --witness-key --quorum
+    // needs no --checkpoint), else the newest log-signed one.
+    checkpoint: async () => (await (await get('/v1/log/checkpoint?witnessed=true', true))?.text()) ?? (await get('/v1/log/checkpoint', true))?.text() ?? null,
     inclusion: async (leafIndex, treeSize) => {
       const body = (await (await get(`/v1/log/proof/inclusion?leaf_index=${leafIndex}&tree_size=${treeSize}`))!.json()) as { hashes: string[] };
       return body.hashes.map((h) => Buffer.from(h, 'base64'));

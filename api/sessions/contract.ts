@@ -251,11 +251,14 @@ export const endSession = defineRoute({
 
 const ChainBreakReasonSchema = z.enum(['content_changed', 'link_broken', 'gap', 'order', 'session_mismatch', 'anchor_mismatch', 'log_mismatch']);
 
-/** The chain checked against the transparency log's latest checkpoint (lib/tlog/chain-check.ts). */
+/** The chain checked against a checkpoint of the transparency log (lib/tlog/chain-check.ts). */
 export const LogCheckSchema = z
   .object({
     ok: z.boolean(),
-    checkpoint: z.object({ tree_size: z.number().int(), root_hash: z.string().describe('base64') }).nullable().describe('the latest checkpoint (its signature checked with the log key); null: the log has none yet'),
+    checkpoint: z
+      .object({ tree_size: z.number().int(), root_hash: z.string().describe('base64'), witnessed: z.boolean().describe('its cosignatures met LOG_WITNESS_QUORUM') })
+      .nullable()
+      .describe('the checkpoint checked against (its signature checked with the log key): with LOG_WITNESSES configured the newest witnessed one (the latest while none is), else the latest; null: the log has none yet'),
     proven: z.number().int().describe('records included in that checkpoint whose inclusion proof verified'),
     pending: z.number().int().describe('records not in that checkpoint yet (logged within seconds)'),
     first_bad_seq: z.number().int().optional(),
@@ -267,7 +270,7 @@ export const verifySession = defineRoute({
   method: 'get',
   path: '/v1/sessions/:id/verify',
   tag: 'sessions',
-  summary: "Recompute the hash chain, check its head against the session workflow's and every logged event against the transparency log's latest checkpoint",
+  summary: "Recompute the hash chain, check its head against the session workflow's and every logged event against a checkpoint of the transparency log (the newest witnessed one when LOG_WITNESSES is set)",
   scopes: Operation.Verify,
   parameterExamples: { id: 'sess_demo_1' },
   params: sessionIdPath,

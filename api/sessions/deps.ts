@@ -12,6 +12,8 @@ export interface SessionDeps {
   store: SessionStore;
   /** log_index of events (the transparency log's leaves). */
   tlog: TlogStore;
+  /** LOG_WITNESSES is set: verify checks against the newest witnessed checkpoint. */
+  witnessesConfigured?: boolean;
   keys: KeyStore;
   /** Base of the Temporal Web UI links in session descriptions. */
   temporalUiUrl: string;

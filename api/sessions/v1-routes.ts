@@ -45,7 +45,7 @@ function decodeCursor(c: string): Keyset<ListOrder> {
   return k;
 }
 
-export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalNamespace, admission }: SessionDeps): Router {
+export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalNamespace, admission, witnessesConfigured }: SessionDeps): Router {
   const r = Router();
 
   /** A write's answer: a new event is not in the log yet; a deduplicated one may be. */
@@ -170,8 +170,9 @@ export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalN
     // Read the anchor first: appends after this point only add rows beyond it.
     const anchor = await sessions.head(id, t.status);
     const result = await store.verify(id);
-    // The latest checkpoint before the chain's leaves: a leaf logged after it is only pending.
-    const latest = await tlog.latestCheckpoint();
+    // The checkpoint before the chain's leaves: a leaf logged after it is only pending. With
+    // witnesses, the newest one they cosigned (a log-signed one only while none is).
+    const latest = (witnessesConfigured ? await tlog.latestWitnessedCheckpoint() : null) ?? (await tlog.latestServedCheckpoint());
     const logCheck = await checkChainInLog(await tlog.chainLeaves(0, id), latest, tlog.readTiles);
     const withLog = <T extends { ok: boolean }>(body: T) =>
       body.ok && !logCheck.ok

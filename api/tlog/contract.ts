@@ -32,12 +32,18 @@ export const getLogCheckpoint = defineRoute({
   method: 'get',
   path: '/v1/log/checkpoint',
   tag: 'log',
-  summary: 'The latest checkpoint: a C2SP tlog-checkpoint (`<origin>\\n<size>\\n<base64 root>\\n`) signed as a C2SP signed note (text/plain)',
-  description: 'A new checkpoint is published within seconds of a new record (at least every 5 s while new records exist). 404 until the log has its first leaf.',
+  summary: 'The latest checkpoint: a C2SP tlog-checkpoint (`<origin>\\n<size>\\n<base64 root>\\n`) signed as a C2SP signed note, with the witnesses\' cosignatures it got (text/plain)',
+  description:
+    'Default: the newest checkpoint the log signed, with whatever cosignatures (C2SP cosignature/v1) the witnesses of LOG_WITNESSES gave it so far (none yet, or none configured: the log\'s signature only). ' +
+    '`witnessed=true`: the newest checkpoint whose cosignatures met LOG_WITNESS_QUORUM (404 until there is one). ' +
+    'The answer says which in `X-Log-Witnessed` (`true` when the quorum was met) and `X-Log-Cosignatures` (how many). ' +
+    'A new checkpoint is published within seconds of a new record (at least every 5 s while new records exist). 404 until the log has its first leaf.',
   scopes: Operation.Public,
+  query: z.object({ witnessed: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().describe('true: the newest checkpoint that met the witness quorum') }),
   contentType: 'text/plain',
   responses: { 200: z.string() },
-  errors: [404, 503],
+  errors: [400, 404, 503],
+  parameterExamples: { witnessed: 'true' },
 });
 
 export const getInclusionProof = defineRoute({

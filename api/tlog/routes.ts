@@ -27,10 +27,14 @@ export function tlogRouter({ store, keys }: TlogRouteDeps): Router {
     res.type('text/plain').send(key);
   });
 
-  route(r, keys, getLogCheckpoint, async (_req, res) => {
-    const c = await store.latestCheckpoint();
-    if (!c) throw DomainError.field(ErrorCode.NotFound, 'checkpoint', 'none yet').withMessage('the log has no checkpoint yet: nothing has been logged');
-    res.type('text/plain').send(c.note);
+  route(r, keys, getLogCheckpoint, async (req, res) => {
+    const q = parse(getLogCheckpoint.query, queryObject(req));
+    const c = q.witnessed === 'true' ? await store.latestWitnessedCheckpoint() : await store.latestServedCheckpoint();
+    if (!c) {
+      if (q.witnessed === 'true') throw DomainError.field(ErrorCode.NotFound, 'witnessed', 'none yet').withMessage('no checkpoint has met the witness quorum yet (LOG_WITNESSES, LOG_WITNESS_QUORUM)');
+      throw DomainError.field(ErrorCode.NotFound, 'checkpoint', 'none yet').withMessage('the log has no checkpoint yet: nothing has been logged');
+    }
+    res.set('X-Log-Witnessed', String(c.quorumMet)).set('X-Log-Cosignatures', String(c.witnessCount)).type('text/plain').send(c.note);
   });
 
   route(r, keys, getInclusionProof, async (req, res) => {

@@ -1,7 +1,8 @@
 /**
  * All SQL of the transparency log (schema/017_tlog.sql): tiles, leaves, checkpoints, keys,
  * and the builder's batch (new chained records in log order → leaves, tiles, checkpoint) in
- * one transaction.
+ * one transaction; and the witnessing rounds (schema/018_tlog_cosigned.sql): each checkpoint as
+ * the witnesses cosigned it, and the size each witness holds.
  */
 import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '../db';
@@ -97,6 +98,39 @@ export interface CheckpointSigner {
 /** The checkpoint text (C2SP tlog-checkpoint, no extension lines) the signer signs. */
 export const checkpointBody = (origin: string, size: number, root: Buffer): string => formatCheckpoint({ origin, size, rootHash: root, extensions: [] });
 
+/** One witnessing round as stored (log_cosigned_checkpoints). */
+export interface WitnessingRound {
+  treeSize: number;
+  /** The log-signed note with the valid cosignatures the witnesses gave. */
+  note: string;
+  witnessCount: number;
+  quorum: number;
+  quorumMet: boolean;
+  /** The size each witness (by key name) holds, as far as the log knows. */
+  witnessSizes: Record<string, number>;
+  recordedAt: Date;
+}
+
+/** A checkpoint with the cosignatures it got (none: the log-signed note as published). */
+export interface ServedCheckpoint extends StoredCheckpoint {
+  witnessCount: number;
+  quorumMet: boolean;
+}
+
+function rowToRound(r: Record<string, unknown>): WitnessingRound {
+  return {
+    treeSize: Number(r.tree_size),
+    note: r.note as string,
+    witnessCount: Number(r.witness_count),
+    quorum: Number(r.quorum),
+    quorumMet: r.quorum_met as boolean,
+    witnessSizes: r.witness_sizes as Record<string, number>,
+    recordedAt: r.recorded_at as Date,
+  };
+}
+
+const ROUND_COLUMNS = 'tree_size, note, witness_count, quorum, quorum_met, witness_sizes, recorded_at';
+
 export interface BatchResult {
   /** Leaves added by this batch (0: nothing new, no checkpoint). */
   added: number;
@@ -119,6 +153,45 @@ export class TlogStore {
   async checkpointAt(size: number): Promise<StoredCheckpoint | null> {
     const { rows } = await this.pool.query('SELECT tree_size, root_hash, note, verifier_key, recorded_at FROM tlog_checkpoints WHERE tree_size = $1', [size]);
     return rows[0] ? rowToCheckpoint(rows[0]) : null;
+  }
+
+  /** The newest witnessing round (the builder continues from its witness sizes), or null before the first. */
+  async latestWitnessingRound(): Promise<WitnessingRound | null> {
+    const { rows } = await this.pool.query(`SELECT ${ROUND_COLUMNS} FROM log_cosigned_checkpoints ORDER BY id DESC LIMIT 1`);
+    return rows[0] ? rowToRound(rows[0]) : null;
+  }
+
+  async recordWitnessingRound(r: Omit<WitnessingRound, 'recordedAt'>): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO log_cosigned_checkpoints (tree_size, note, witness_count, quorum, quorum_met, witness_sizes) VALUES ($1, $2, $3, $4, $5, $6::jsonb)',
+      [r.treeSize, r.note, r.witnessCount, r.quorum, r.quorumMet, JSON.stringify(r.witnessSizes)],
+    );
+  }
+
+  /**
+   * The newest log-signed checkpoint, with the most cosignatures any round got for it (its
+   * note as published when no witness cosigned it yet).
+   */
+  async latestServedCheckpoint(): Promise<ServedCheckpoint | null> {
+    const { rows } = await this.pool.query(
+      `SELECT c.tree_size, c.root_hash, c.verifier_key, c.recorded_at, coalesce(w.note, c.note) AS note,
+              coalesce(w.witness_count, 0) AS witness_count, coalesce(w.quorum_met, false) AS quorum_met
+         FROM (SELECT * FROM tlog_checkpoints ORDER BY tree_size DESC LIMIT 1) c
+         LEFT JOIN LATERAL (SELECT note, witness_count, quorum_met FROM log_cosigned_checkpoints k
+                             WHERE k.tree_size = c.tree_size AND k.witness_count > 0
+                             ORDER BY k.witness_count DESC, k.id DESC LIMIT 1) w ON true`,
+    );
+    return rows[0] ? { ...rowToCheckpoint(rows[0]), witnessCount: Number(rows[0].witness_count), quorumMet: rows[0].quorum_met as boolean } : null;
+  }
+
+  /** The newest checkpoint whose round met the quorum, with its cosignatures; null: none yet. */
+  async latestWitnessedCheckpoint(): Promise<ServedCheckpoint | null> {
+    const { rows } = await this.pool.query(
+      `SELECT c.tree_size, c.root_hash, c.verifier_key, k.recorded_at, k.note, k.witness_count, k.quorum_met
+         FROM log_cosigned_checkpoints k JOIN tlog_checkpoints c USING (tree_size)
+        WHERE k.quorum_met ORDER BY k.tree_size DESC, k.witness_count DESC, k.id DESC LIMIT 1`,
+    );
+    return rows[0] ? { ...rowToCheckpoint(rows[0]), witnessCount: Number(rows[0].witness_count), quorumMet: true } : null;
   }
 
   /** The newest verifier key the log has signed with. */

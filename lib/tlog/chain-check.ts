@@ -1,5 +1,6 @@
 /**
- * A chain checked against the log's latest checkpoint: its signature (the log's verifier
+ * A chain checked against a checkpoint of the log (the latest, or with witnesses configured the
+ * newest witnessed one; the caller picks): its signature (the log's verifier
  * key), and for every record of the chain the log has taken before that checkpoint, that the
  * leaf is SHA-256(0x00 ‖ the record's stored hash) and that its inclusion proof leads to the
  * checkpoint's root (lib/tlog/verify.ts). A record whose stored hash was rewritten, or a tree
@@ -19,8 +20,8 @@ export interface ChainLeaf {
 
 export interface LogCheck {
   ok: boolean;
-  /** The checkpoint checked against (null: the log has none yet). */
-  checkpoint: { tree_size: number; root_hash: string } | null;
+  /** The checkpoint checked against (null: the log has none yet); witnessed: its cosignatures met the quorum. */
+  checkpoint: { tree_size: number; root_hash: string; witnessed: boolean } | null;
   /** Records included in that checkpoint and proven. */
   proven: number;
   /** Records not in it yet (logged later, or not logged yet). */
@@ -31,7 +32,7 @@ export interface LogCheck {
 
 export async function checkChainInLog(
   leaves: ChainLeaf[],
-  latest: { note: string; verifierKey: string } | null,
+  latest: { note: string; verifierKey: string; quorumMet?: boolean } | null,
   read: TileReader,
 ): Promise<LogCheck> {
   if (!latest) return { ok: true, checkpoint: null, proven: 0, pending: leaves.length };
@@ -41,7 +42,7 @@ export async function checkChainInLog(
   } catch (err) {
     return { ok: false, checkpoint: null, proven: 0, pending: leaves.length, detail: `the latest checkpoint does not verify with the log's key ${latest.verifierKey}: ${(err as Error).message}` };
   }
-  const checkpoint = { tree_size: cp.size, root_hash: cp.rootHash.toString('base64') };
+  const checkpoint = { tree_size: cp.size, root_hash: cp.rootHash.toString('base64'), witnessed: latest.quorumMet ?? false };
   // Most proofs of one chain share their upper tiles.
   const cached = cachedReader(read);
   let proven = 0;

@@ -8,9 +8,10 @@
  * - the export taken against the witnessed checkpoint still verifies offline, and
  *   `timekeeper verify-file <new export> --against <witnessed export>` names the session and
  *   the first record that differs;
- * - the new export's proofs carry no witness cosignature, so a verifier that requires one refuses it.
+ * - the new export's proofs carry no witness cosignature, so a verifier that requires one refuses it;
+ * - the same witness is in LOG_WITNESSES, so the builder sends it the rebuilt log's next
+ *   checkpoint itself: refused, the round stored unwitnessed, nothing witnessed for the new log.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,17 +23,24 @@ import { Witness, WitnessStateStore } from '../../lib/tlog/witness';
 import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
 import { parseWitnessList, witnessCheckpoint, type WitnessEndpoint } from '../../lib/tlog/witnessing';
 import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
+import { cliAgainst, eventually, freePort, sessionLogged } from '../support/tlog-e2e';
 
-const BIN = path.join(__dirname, '../../bin/timekeeper');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-attack-'));
 let sys: TestSystem;
 let witnessServer: WitnessServer;
 let witnessStore: WitnessStateStore;
 let endpoint: WitnessEndpoint;
+let witnessPort: number;
+/** Every refusal of a log-signed checkpoint the witness made, whoever sent it. */
+const refusals: Array<{ status: number; size: number }> = [];
 const witnessKey = generateCosignerKey('witness.test/attack');
 
 beforeAll(async () => {
-  sys = await startTestSystem({ tlog: true });
+  witnessPort = await freePort();
+  sys = await startTestSystem({
+    tlog: true,
+    config: { logWitnessing: { witnesses: parseWitnessList(`http://127.0.0.1:${witnessPort} ${witnessKey.verifierKey}`), quorum: 1 }, logBatchIntervalMs: 200 },
+  });
 });
 afterAll(async () => {
   await witnessServer?.close();
@@ -40,23 +48,7 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(BIN, ['--url', sys.baseUrl, ...args], { env: { ...process.env, TIMEKEEPER_API_KEY: '' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = cliAgainst(() => sys.baseUrl);
 
 const consistency = async (from: number, to: number) => (await sys.tk.log.consistency({ from, to })).hashes.map((h) => Buffer.from(h, 'base64'));
 const sizeOf = (note: string) => parseCheckpoint(parseNote(note).text).size;
@@ -66,13 +58,18 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
   const sid = uniqueSessionId('attack');
   await sys.tk.createSession({ session_id: sid });
   for (let i = 1; i <= 5; i++) await sys.tk.append(sid, { type: 'USER_INPUT', content: { said: `honest ${i}` } });
-  await eventually('the session in a checkpoint', async () => ((await sys.tk.verify(sid)).log.pending === 0 ? true : undefined));
+  await eventually('the session in a checkpoint', () => sessionLogged(sys, sid));
 
   // The witness trusts the log's key and cosigns its current checkpoint.
   const first = await sys.tk.log.checkpoint();
   const origin = parseCheckpoint(openNote(first, [noteVerifier(logKey)]).text).origin;
-  const witness = new Witness({ signerKey: witnessKey.signerKey, logs: [{ origin, verifierKeys: [logKey] }], store: (witnessStore = new WitnessStateStore(path.join(tmp, 'witness.json'))) });
-  witnessServer = await startWitnessServer(witness, { host: '127.0.0.1', port: 0 });
+  const witness = new Witness({
+    signerKey: witnessKey.signerKey,
+    logs: [{ origin, verifierKeys: [logKey] }],
+    store: (witnessStore = new WitnessStateStore(path.join(tmp, 'witness.json'))),
+    onRefusal: (r) => refusals.push({ status: r.status, size: sizeOf(r.note) }),
+  });
+  witnessServer = await startWitnessServer(witness, { host: '127.0.0.1', port: witnessPort });
   [endpoint] = parseWitnessList(`${witnessServer.url} ${witnessKey.verifierKey}`);
   const witnessed = await witnessCheckpoint({ note: first, witnesses: [endpoint], quorum: 1, previousSize: 0, consistencyProof: consistency });
   expect(witnessed).toMatchObject({ quorumMet: true, failures: [] });
@@ -96,7 +93,8 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
   try {
     await db.query('BEGIN');
     await db.query("SELECT pg_advisory_xact_lock(hashtextextended('timekeeper:tlog-builder', 0))");
-    for (const t of ['timeline_events', 'tlog_leaves', 'tlog_tiles', 'tlog_checkpoints']) await db.query(`ALTER TABLE ${t} DISABLE TRIGGER USER`);
+    // The builder's witnessing rounds go too (they name the old checkpoints): evidence the attacker removes.
+    for (const t of ['timeline_events', 'tlog_leaves', 'tlog_tiles', 'tlog_checkpoints', 'log_cosigned_checkpoints']) await db.query(`ALTER TABLE ${t} DISABLE TRIGGER USER`);
     const { rows } = await db.query('SELECT session_id, seq, event_id, event_type, ts, content, prev_hash, hash FROM timeline_events WHERE session_id = $1 ORDER BY seq', [sid]);
     let prev: string | null = null;
     for (const r of rows) {
@@ -106,8 +104,8 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
       await db.query('UPDATE timeline_events SET content = $3, prev_hash = $4, hash = $5 WHERE session_id = $1 AND seq = $2', [sid, e.seq, JSON.stringify(content), prev, hash]);
       prev = hash;
     }
-    for (const t of ['tlog_checkpoints', 'tlog_tiles', 'tlog_leaves']) await db.query(`DELETE FROM ${t}`);
-    for (const t of ['tlog_leaves', 'tlog_tiles', 'tlog_checkpoints']) {
+    for (const t of ['log_cosigned_checkpoints', 'tlog_checkpoints', 'tlog_tiles', 'tlog_leaves']) await db.query(`DELETE FROM ${t}`);
+    for (const t of ['tlog_leaves', 'tlog_tiles', 'tlog_checkpoints', 'log_cosigned_checkpoints']) {
       await db.query(`ALTER TABLE ${t} ENABLE ALWAYS TRIGGER ${t}_no_update_delete`);
       await db.query(`ALTER TABLE ${t} ENABLE ALWAYS TRIGGER ${t}_no_truncate`);
     }
@@ -138,6 +136,21 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
   expect(refused.failures).toHaveLength(1);
   expect([409, 422]).toContain(refused.failures[0].status);
   expect(witnessStore.read().logs[origin]).toMatchObject({ size: witnessedSize, root: parseCheckpoint(parseNote(witnessed.note).text).rootHash.toString('base64') });
+
+  // The live wire: one more record, and the builder sends the rebuilt log's next checkpoint to
+  // the configured witness itself, from the size the witness holds. Refused: the round is
+  // stored unwitnessed, nothing is witnessed for the rebuilt log, the witness holds what it had.
+  await sys.tk.append(sid, { type: 'USER_INPUT', content: { said: 'after the rewrite' } });
+  const round = await eventually('the builder to offer the rebuilt log to the witness', async () => {
+    const { rows } = await sys.ownerPool.query('SELECT tree_size, note, witness_count, quorum_met FROM log_cosigned_checkpoints WHERE tree_size > $1 ORDER BY id LIMIT 1', [witnessedSize]);
+    return rows[0] as { tree_size: string; note: string; witness_count: number; quorum_met: boolean } | undefined;
+  });
+  expect(round).toMatchObject({ witness_count: 0, quorum_met: false });
+  expect(parseNote(round.note).signatures.map((s) => s.name)).toEqual([origin]);
+  // Refused by the witness (not unanswered): a 409 or 422 for that checkpoint's size.
+  expect(refusals.filter((r) => r.status === 409 || r.status === 422).map((r) => r.size)).toContain(Number(round.tree_size));
+  expect((await fetch(`${sys.baseUrl}/v1/log/checkpoint?witnessed=true`)).status).toBe(404);
+  expect(witnessStore.read().logs[origin]).toMatchObject({ size: witnessedSize });
 
   // A new export proves the forged records against the rebuilt log: signed by the log, but
   // with no witness cosignature, so a verifier that asks for one refuses it.

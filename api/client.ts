@@ -338,6 +338,10 @@ export class TimekeeperClient {
      * After a 503 or a lost answer, send it again with the same `signal_id`.
      */
     send: async (body: B<'sendSignal'>, opts?: CallOptions): Promise<ResponseBody<'sendSignal'>> => (await this.call('sendSignal', { ...opts, body })).body,
+    /** Stored signals, newest first (`name`, `source`, `limit`, `cursor`); a bound key sees only those sent by keys within its bounds. */
+    list: async (query?: Q<'listSignals'>, opts?: CallOptions): Promise<ResponseBody<'listSignals'>> => (await this.call('listSignals', { ...opts, query })).body,
+    /** One stored signal by its id (percent-encoded for you). */
+    get: async (signalId: string, opts?: CallOptions): Promise<ResponseBody<'getSignal'>> => (await this.call('getSignal', { ...opts, params: { id: signalId } })).body,
   };
 
   /** The transparency log (/v1/log/*): its key, latest checkpoint and proofs. */

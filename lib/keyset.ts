@@ -1,5 +1,6 @@
 /**
- * Keyset cursors for the lists ordered by (a time, an id): sessions, tasks, runs, intents.
+ * Keyset cursors for the lists ordered by (a time, an id): sessions, tasks, runs, intents; and
+ * signals, whose key is their seq (in `time`; the id rides along).
  * A cursor is the last row's sort key and the order it was listed in, as base64url JSON
  * `[time, id, order]`; the next page is the rows strictly past that key in that order, so
  * rows inserted meanwhile neither shift nor repeat a page (an offset would). Opaque to

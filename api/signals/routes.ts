@@ -1,15 +1,21 @@
-/** POST /v1/signals: store the signal (idempotent by signal_id), then deliver it to the tasks listening to its name. */
+/**
+ * POST /v1/signals: store the signal (idempotent by signal_id), then deliver it to the tasks
+ * listening to its name. GET /v1/signals(/:id): the stored ones, newest first, as far as the
+ * key's agent bounds let it see them (lib/store/signals.ts visibleTo).
+ */
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import type { SignalClient } from '../../clients/signals';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
-import type { SignalEvent } from '../../lib/domain/signals';
-import type { SignalStore } from '../../lib/store/signals';
+import { LIMITS } from '../../lib/domain/limits';
+import { SIGNAL_ID_RE, type SignalEvent } from '../../lib/domain/signals';
+import { badCursor, decodeKeyset, encodeKeyset } from '../../lib/keyset';
+import type { SignalStore, StoredSignal } from '../../lib/store/signals';
 import { principalOf, type KeyStore } from '../auth';
-import type { AgentBounds } from '../../lib/domain/agent-bounds';
-import { jsonBody, parse } from '../http';
+import { boundsEntries, type AgentBounds } from '../../lib/domain/agent-bounds';
+import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
-import { sendSignal } from './contract';
+import { getSignal, listSignals, sendSignal } from './contract';
 
 export interface SignalDeps {
   signals: SignalClient;
@@ -36,7 +42,45 @@ export function signalRouter({ signals, store, keys }: SignalDeps): Router {
     res.status(202).json({ signal_id: signal.signal_id, seq: signal.seq, name: signal.name, at: new Date(signal.atMs).toISOString(), deduplicated: existed, delivered_to: reached });
   });
 
+  route(r, keys, listSignals, async (req, res) => {
+    const q = parse(listSignals.query, queryObject(req));
+    const limit = q.limit ?? LIMITS.pageDefault;
+    const rows = await store.list({ name: q.name, source: q.source, bounds: principalOf(res).bounds, beforeSeq: q.cursor === undefined ? undefined : signalCursor(q.cursor), limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    res.json({ signals: page.map(describe), next_cursor: rows.length > limit ? encodeKeyset({ time: last.seq, id: last.signal_id, order: 'newest' }) : null });
+  });
+
+  route(r, keys, getSignal, async (req, res) => {
+    const id = parse(getSignal.params.shape.id, req.params.id, 'signal_id');
+    // Outside the key's bounds answers as an unknown id does: its existence is not revealed.
+    const s = await store.getVisible(id, principalOf(res).bounds);
+    if (!s) throw DomainError.field(ErrorCode.NotFound, 'signal_id', 'is not a known signal').withMessage(`signal ${id} not found`);
+    res.json(describe(s));
+  });
+
   return r;
+}
+
+/** A signal list cursor: the last row's seq (the list's key) and signal id, newest first; the seq is what pages. */
+function signalCursor(c: string): number {
+  const k = decodeKeyset(c, ['newest'], (id) => SIGNAL_ID_RE.test(id));
+  if (!k) throw badCursor();
+  return k.time;
+}
+
+function describe(s: StoredSignal) {
+  return {
+    signal_id: s.signal_id,
+    seq: s.seq,
+    name: s.name,
+    value: s.value,
+    values: s.values,
+    at: new Date(s.atMs).toISOString(),
+    recorded_at: s.recorded_at.toISOString(),
+    source: s.source,
+    agents: s.bounds ? boundsEntries(s.bounds) : null,
+  };
 }
 
 function sameBounds(a: AgentBounds | undefined, b: AgentBounds | undefined): boolean {

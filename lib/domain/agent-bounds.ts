@@ -41,5 +41,8 @@ export function singleAgentId(bounds: AgentBounds | undefined): string | undefin
   return bounds && bounds.exact.length === 1 && bounds.prefixes.length === 0 ? bounds.exact[0] : undefined;
 }
 
+/** The bounds as a key's `agents` list: `["agent-a", "team-b-*"]` (parseAgentBounds' inverse). */
+export const boundsEntries = (b: AgentBounds): string[] => [...b.exact, ...b.prefixes.map((p) => `${p}*`)];
+
 /** The bounds in the words of a refusal: `agent-a, team-b-*`. */
-export const describeBounds = (b: AgentBounds): string => [...b.exact, ...b.prefixes.map((p) => `${p}*`)].join(', ');
+export const describeBounds = (b: AgentBounds): string => boundsEntries(b).join(', ');

@@ -1,8 +1,8 @@
 /**
  * All SQL for signals (schema/007_signals.sql): storing one idempotently by its signal id,
  * finding the enabled tasks whose delay or condition trigger listens to a name, and the
- * run streak a task-run outcome signal carries. Signals are append-only: nothing here
- * updates or deletes.
+ * run streak a task-run outcome signal carries, and the newest-first list the API and the
+ * dashboard read. Signals are append-only: nothing here updates or deletes.
  */
 import type { Pool } from 'pg';
 import type { SignalEvent, SignalValue } from '../domain/signals';
@@ -11,6 +11,7 @@ import { TASK_RUN_SIGNAL_PREFIX } from '../domain/signals';
 import { listensTo } from '../domain/conditions';
 import type { TaskDefinition } from '../domain/tasks';
 import { withinBounds, type AgentBounds } from '../domain/agent-bounds';
+import { Where } from './where';
 
 /** A listening task's current history row: what its scheduler is (re)started from. */
 export interface Listener {
@@ -41,6 +42,33 @@ const rowOf = (r: Record<string, unknown>): StoredSignal => ({
   ...(r.agents_exact ? { bounds: { exact: r.agents_exact as string[], prefixes: (r.agents_prefixes as string[] | null) ?? [] } } : {}),
 });
 
+export interface SignalFilter {
+  name?: string;
+  source?: StoredSignal['source'];
+  /** Only signals a key with these bounds may see (visibleTo); undefined: all. */
+  bounds?: AgentBounds;
+  /** Rows with a seq below this one (the previous page's last). */
+  beforeSeq?: number;
+  limit: number;
+}
+
+/**
+ * The SQL condition "a key bound to `bounds` may see signal `s`": the signal was sent by a
+ * bound key (sender bounds not NULL: unbound keys' and run-outcome signals are no agent's)
+ * and every agent it may reach is within `bounds`: each sender id is one of the ids or starts
+ * with one of the prefixes, and each sender prefix starts with one of the prefixes (a sender
+ * prefix equal to an exact id would reach more than that id). The rule of withinBounds
+ * (lib/domain/agent-bounds.ts) taken from one owner to the set of agents a signal reaches.
+ */
+function visibleTo(w: Where, bounds: AgentBounds): string {
+  const exact = w.param([...bounds.exact]);
+  const prefixes = w.param([...bounds.prefixes]);
+  const underPrefix = (col: string) => `EXISTS (SELECT 1 FROM unnest(${prefixes}::text[]) q WHERE starts_with(${col}, q))`;
+  return `(s.agents_exact IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM unnest(s.agents_exact) e WHERE NOT (e = ANY(${exact}::text[]) OR ${underPrefix('e')}))
+    AND NOT EXISTS (SELECT 1 FROM unnest(s.agents_prefixes) sp WHERE NOT ${underPrefix('sp')}))`;
+}
+
 export class SignalStore {
   constructor(private readonly pool: Pool) {}
 
@@ -63,6 +91,31 @@ export class SignalStore {
   async get(signalId: string): Promise<StoredSignal | undefined> {
     const r = await this.pool.query('SELECT * FROM signals WHERE signal_id = $1', [signalId]);
     return r.rows[0] ? rowOf(r.rows[0]) : undefined;
+  }
+
+  /** A signal by id, if a key with these bounds may see it (visibleTo). */
+  async getVisible(signalId: string, bounds: AgentBounds | undefined): Promise<StoredSignal | undefined> {
+    const w = new Where();
+    w.add('s.signal_id = ?', signalId);
+    if (bounds) w.add(visibleTo(w, bounds));
+    const r = await this.pool.query(`SELECT s.* FROM signals s ${w.sql}`, w.params);
+    return r.rows[0] ? rowOf(r.rows[0]) : undefined;
+  }
+
+  /**
+   * A page of signals, newest (highest seq) first: the primary key's order, or signals_name's
+   * (name, seq) with a name. A bound key's page skips signals it may not see, as a bound
+   * key's task list skips other agents' tasks.
+   */
+  async list(f: SignalFilter): Promise<StoredSignal[]> {
+    const w = new Where();
+    if (f.name) w.add('s.name = ?', f.name);
+    if (f.source) w.add('s.source = ?', f.source);
+    if (f.beforeSeq !== undefined) w.add('s.seq < ?::bigint', f.beforeSeq);
+    if (f.bounds) w.add(visibleTo(w, f.bounds));
+    const limit = w.param(f.limit);
+    const r = await this.pool.query(`SELECT s.* FROM signals s ${w.sql} ORDER BY s.seq DESC LIMIT ${limit}`, w.params);
+    return r.rows.map(rowOf);
   }
 
   /**

@@ -32,7 +32,7 @@ const KEYS = {
 
 let sys: TestSystem;
 const sfx = Date.now().toString(36);
-type Kind = 'session' | 'intent' | 'task' | 'run';
+type Kind = 'session' | 'intent' | 'task' | 'run' | 'signal';
 /** The fixture objects of each owner. */
 const own: Record<'a' | 'b', Record<Kind, string>> = { a: {} as Record<Kind, string>, b: {} as Record<Kind, string> };
 const listenName = `kb-ping-${sfx}`;
@@ -72,7 +72,11 @@ async function fixtures(o: 'a' | 'b'): Promise<void> {
     const r = await admin.raw('GET', `/v1/runs/${encodeURIComponent(run)}`);
     return r.status === 200 && ['success', 'failed'].includes((r.body as { status: string }).status) ? true : undefined;
   });
-  own[o] = { session, intent, task, run };
+  // A signal sent by a key bound to the owner (no key here is bound to agent-b alone: stored as one would store it).
+  const signal = `kb-own-sig-${o}-${sfx}`;
+  if (o === 'a') expect((await as('a').raw('POST', '/v1/signals', { body: { name: `kb-own-${sfx}`, signal_id: signal } })).status).toBe(202);
+  else await new SignalStore(sys.pool).insert({ signal_id: signal, name: `kb-own-${sfx}`, value: null, values: {}, atMs: Date.now() }, 'api', { exact: [agent_id], prefixes: [] });
+  own[o] = { session, intent, task, run, signal };
   const l = await admin.raw('POST', '/v1/tasks', { body: { task_id: listener, trigger: { type: 'delay', event: listenName, seconds: 3600 }, agent: { type: 'digest', task_ids: [task] }, agent_id } });
   expect(l.status).toBe(201);
   listeners[o] = listener;
@@ -121,7 +125,7 @@ function ownedParam(c: RouteContract): { in: 'path' | 'query'; name: string; kin
   const ps = paramNames(c);
   if (ps.includes('eventId')) return { in: 'path', name: 'eventId', kind: 'intent' };
   if (ps.includes('id')) {
-    const kind: Kind | undefined = c.path.startsWith('/v1/sessions/') ? 'session' : c.path.startsWith('/v1/tasks/') ? 'task' : c.path.startsWith('/v1/runs/') ? 'run' : undefined;
+    const kind: Kind | undefined = c.path.startsWith('/v1/sessions/') ? 'session' : c.path.startsWith('/v1/tasks/') ? 'task' : c.path.startsWith('/v1/runs/') ? 'run' : c.path.startsWith('/v1/signals/') ? 'signal' : undefined;
     if (!kind) throw new Error(`${c.method} ${c.path}: an :id of an unknown kind; say which object it names here`);
     return { in: 'path', name: 'id', kind };
   }

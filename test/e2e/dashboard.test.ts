@@ -512,6 +512,24 @@ describe('the dashboard against the running system (open API)', () => {
     await shot(page, 'signals');
   });
 
+  test('stored signals: one sent through the API is listed, newest first, and "More signals" pages on', async () => {
+    const name = uid('stored_sig');
+    const ids: string[] = [];
+    for (let i = 0; i < 11; i++) ids.push((await sys.tk.signals.send({ name, value: i, signal_id: `${name}-${i}` })).signal_id);
+    await page.goto(`${sys.baseUrl}/#/tasks`);
+    const rows = page.locator('#signals-stored tbody tr');
+    await page.locator(`#signals-stored tr[data-signal="${ids[10]}"]`).waitFor();
+    // The newest signal of all is the last one sent here; a page shows ten.
+    expect(await rows.first().getAttribute('data-signal')).toBe(ids[10]);
+    expect(await rows.first().innerText()).toContain(name);
+    await countIs(rows, 10);
+    expect(await page.locator(`#signals-stored tr[data-signal="${ids[0]}"]`).count()).toBe(0);
+    await page.click('#signals-more');
+    await page.locator(`#signals-stored tr[data-signal="${ids[0]}"]`).waitFor();
+    const listed = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-signal')));
+    expect(listed.slice(0, 11)).toEqual([...ids].reverse());
+  });
+
   test('state and artifacts: STATE.md rendered and sanitised, Markdown artifacts inline, other files downloaded', async () => {
     await page.goto(`${sys.baseUrl}/#/state`);
     await page.waitForSelector('#state h1');

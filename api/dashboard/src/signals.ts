@@ -1,10 +1,11 @@
 /**
  * Send a signal (POST /v1/signals) to the delay and condition triggers listening to its name,
- * and list what was sent from this page with the API's answer (seq, deduplicated, the tasks
- * it reached). The API has no route that lists stored signals, so the list is this browser's.
+ * list what was sent from this page with the API's answer (seq, deduplicated, the tasks it
+ * reached: only the send's answer knows them), and the stored signals (GET /v1/signals, newest
+ * first, as far as the key's bounds let it see them) with a button for the next page.
  */
-import { href, tk } from './app';
-import { h, time } from './dom';
+import { errorBox, href, tk } from './app';
+import { button, empty, fill, h, time } from './dom';
 import { editing, FieldErrors, parseJson, sending, textarea } from './forms';
 
 type Scalar = number | string | boolean | null;
@@ -21,7 +22,45 @@ function scalar(text: string): Scalar | undefined {
   return text;
 }
 
-/** The send form and this page's list of sent signals; `name` prefills the signal a trigger listens to. */
+const STORED_PAGE = 10;
+
+/** The stored signals (of `name` when given), newest first; `reload` starts again from the newest. */
+function storedSignals(name: string): { node: Node; reload: () => Promise<void> } {
+  const rows = h('tbody', {});
+  const table = h(
+    'table',
+    { class: 'list', id: 'signals-stored', hidden: true },
+    h('thead', {}, h('tr', {}, ...['Signal', 'Value', 'Fields', 'Seq', 'At', 'Source'].map((t) => h('th', { scope: 'col' }, t)))),
+    rows,
+  );
+  const more = h('div', { class: 'more' });
+  const load = async (cursor?: string) => {
+    const page = await tk().signals.list({ name: name || undefined, limit: STORED_PAGE, cursor });
+    if (!cursor) rows.replaceChildren();
+    for (const s of page.signals) {
+      rows.append(
+        h(
+          'tr',
+          { 'data-signal': s.signal_id },
+          h('td', {}, h('code', {}, s.name), h('div', { class: 'muted small' }, s.signal_id)),
+          h('td', {}, JSON.stringify(s.value)),
+          h('td', {}, Object.keys(s.values).length ? JSON.stringify(s.values) : '—'),
+          h('td', { class: 'num' }, s.seq),
+          h('td', {}, time(s.at)),
+          h('td', {}, s.source === 'task_run' ? 'run outcome' : 'API', s.agents ? h('div', { class: 'muted small' }, `for ${s.agents.join(', ')}`) : null),
+        ),
+      );
+    }
+    table.hidden = rows.childElementCount === 0;
+    const next = page.next_cursor;
+    fill(more, next ? button('More signals', () => load(next).catch((err: unknown) => fill(more, errorBox(err))), { class: 'secondary', id: 'signals-more' }) : rows.childElementCount ? null : empty(name ? `No signal named ${name} is stored.` : 'No signals are stored.'));
+  };
+  const reload = () => load().catch((err: unknown) => fill(more, errorBox(err)));
+  void reload();
+  return { node: h('div', {}, h('h3', {}, name ? `Stored "${name}" signals, newest first` : 'Stored signals, newest first'), table, more), reload };
+}
+
+/** The send form, this page's list of sent signals and the stored ones; `name` prefills the signal a trigger listens to. */
 export function signalPanel(name = ''): Node {
   const errors = new FieldErrors('signal');
   const nameIn = h('input', { name: 'name', value: name, placeholder: 'e.g. deploy_finished', autocomplete: 'off' });
@@ -37,6 +76,7 @@ export function signalPanel(name = ''): Node {
     sent,
   );
   const submit = h('button', { type: 'submit' }, 'Send signal');
+  const stored = storedSignals(name);
   return h(
     'section',
     { class: 'panel', id: 'signals', 'aria-labelledby': 'signals-title' },
@@ -68,6 +108,7 @@ export function signalPanel(name = ''): Node {
                 h('td', { class: 'delivered' }, r.delivered_to.length ? r.delivered_to.map((t) => [h('a', { href: href(['tasks', t]) }, t), ' ']) : h('span', { class: 'muted' }, 'no task listens to this name')),
               ),
             );
+            await stored.reload();
           });
         },
       },
@@ -79,5 +120,6 @@ export function signalPanel(name = ''): Node {
       submit,
     )),
     table,
+    stored.node,
   );
 }

@@ -54,3 +54,10 @@ export function pageOrder<O extends string>(requested: O | undefined, cursor: Ke
 
 /** The 400 for a cursor this endpoint did not issue. */
 export const badCursor = (): DomainError => DomainError.validation('cursor', 'is not a cursor returned by this endpoint');
+
+/** decodeKeyset for a request's `cursor`: the key, or the 400 naming `cursor` when it is not one of ours. */
+export function parseCursor<O extends string>(c: string, orders: readonly O[], idOk: (id: string) => boolean, legacyOrder?: O): Keyset<O> {
+  const k = decodeKeyset(c, orders, idOk, legacyOrder);
+  if (!k) throw badCursor();
+  return k;
+}

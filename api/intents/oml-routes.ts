@@ -9,7 +9,7 @@ import type { SessionStore } from '../../lib/store/sessions';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import { IDEMPOTENCY_KEY_RE, IDEMPOTENCY_KEY_RULE } from '../../lib/domain/sessions';
-import { badCursor, decodeKeyset, encodeKeyset } from '../../lib/keyset';
+import { encodeKeyset, parseCursor } from '../../lib/keyset';
 import { intentOfCreation, type IntentRow } from '../../lib/store/intents';
 import { isMarkdown, listArtifacts as listArtifactFiles, readState, readText, renderMarkdown, resolveArtifact } from '../../lib/workspace';
 import { mayAccess, ownerForCreate, principalOf, requireUnbound, type Principal } from '../auth';
@@ -158,8 +158,7 @@ export function omlRouter({ intents, store, sessions, tlog, keys, pool, client, 
     const limit = q.limit ?? LIMITS.intentPageDefault;
     const offset = q.offset ?? 0;
     if (q.cursor !== undefined && offset) throw DomainError.validation('cursor', 'cannot be combined with offset: a cursor says where the page starts');
-    const cursor = q.cursor === undefined ? undefined : decodeKeyset(q.cursor, ['newest'], (id) => INTENT_ID_RE.test(id));
-    if (q.cursor !== undefined && !cursor) throw badCursor();
+    const cursor = q.cursor === undefined ? undefined : parseCursor(q.cursor, ['newest'], (id) => INTENT_ID_RE.test(id));
     const before = cursor && { createdTs: cursor.time, eventId: cursor.id };
     // One row more than asked: it says whether a next page exists.
     const { rows, total } = await store.list({ domain: q.domain, bounds: principalOf(res).bounds, status: q.status, tags: q.tags, search: q.search, limit: limit + 1, offset, before });

@@ -3,7 +3,7 @@ import { Router, type Request } from 'express';
 import { LIMITS } from '../../lib/domain/limits';
 import { EventType, SESSION_ID_RE, sessionErrors, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
 import { DEFAULT_LIST_ORDER, LIST_ORDERS, type ListOrder } from '../../lib/domain/list-order';
-import { badCursor, decodeKeyset, encodeKeyset, pageOrder, type Keyset } from '../../lib/keyset';
+import { encodeKeyset, pageOrder, parseCursor, type Keyset } from '../../lib/keyset';
 import { TimelineRow, timelineHead } from '../../lib/store/sessions';
 import { jsonBody, parse, queryObject } from '../http';
 import { mayAccess, ownerForCreate, principalOf, type Principal } from '../auth';
@@ -40,9 +40,7 @@ function rawMetadata(req: Request, validated: unknown): { [k: string]: JsonValue
 
 /** Cursors before lists took an order were `[created_ts, session_id]`, issued oldest first. */
 function decodeCursor(c: string): Keyset<ListOrder> {
-  const k = decodeKeyset(c, LIST_ORDERS, (id) => SESSION_ID_RE.test(id), 'oldest');
-  if (!k) throw badCursor();
-  return k;
+  return parseCursor(c, LIST_ORDERS, (id) => SESSION_ID_RE.test(id), 'oldest');
 }
 
 export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalNamespace, admission, witnessesConfigured }: SessionDeps): Router {

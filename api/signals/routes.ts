@@ -9,7 +9,7 @@ import type { SignalClient } from '../../clients/signals';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import { SIGNAL_ID_RE, type SignalEvent } from '../../lib/domain/signals';
-import { badCursor, decodeKeyset, encodeKeyset } from '../../lib/keyset';
+import { encodeKeyset, parseCursor } from '../../lib/keyset';
 import type { SignalStore, StoredSignal } from '../../lib/store/signals';
 import { principalOf, type KeyStore } from '../auth';
 import { boundsEntries, type AgentBounds } from '../../lib/domain/agent-bounds';
@@ -64,9 +64,7 @@ export function signalRouter({ signals, store, keys }: SignalDeps): Router {
 
 /** A signal list cursor: the last row's seq (the list's key) and signal id, newest first; the seq is what pages. */
 function signalCursor(c: string): number {
-  const k = decodeKeyset(c, ['newest'], (id) => SIGNAL_ID_RE.test(id));
-  if (!k) throw badCursor();
-  return k.time;
+  return parseCursor(c, ['newest'], (id) => SIGNAL_ID_RE.test(id)).time;
 }
 
 function describe(s: StoredSignal) {

@@ -10,7 +10,7 @@ import { timeNow as timeNowOf } from '../../lib/domain/time-now';
 import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../../lib/domain/schedule';
 import type { ListedRun, RunKey, RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import { DEFAULT_LIST_ORDER, TASK_LIST_ORDERS, type TaskListOrder } from '../../lib/domain/list-order';
-import { badCursor, decodeKeyset, encodeKeyset, pageOrder, type Keyset } from '../../lib/keyset';
+import { badCursor, decodeKeyset, encodeKeyset, pageOrder, parseCursor, type Keyset } from '../../lib/keyset';
 import type { TaskResultStore } from '../../lib/store/task-results';
 import type { TaskPolicy } from '../../lib/task-policy';
 import { shownDefinition, withoutSecrets, type TaskSecrets } from '../../lib/task-secrets';
@@ -68,8 +68,7 @@ function taskCursor(c: string): Keyset<TaskListOrder> {
 
 /** Run lists have one order (newest first); the cursor's order is always that one. */
 function runCursor(c: string): RunKey {
-  const k = decodeKeyset(c, ['newest'], (id) => /^\d{1,19}$/.test(id));
-  if (!k) throw badCursor();
+  const k = parseCursor(c, ['newest'], (id) => /^\d{1,19}$/.test(id));
   return { us: k.time, id: k.id };
 }
 

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PoolClient } from 'pg';
 import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { asDatabaseAttacker } from '../support/db-attacker';
 import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 
 const BIN = path.resolve(__dirname, '../../bin/timekeeper');
@@ -64,14 +65,7 @@ async function session(n = 3): Promise<string> {
 }
 
 async function asAttacker(edit: (c: PoolClient) => Promise<void>) {
-  const c = await sys.ownerPool.connect();
-  try {
-    await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
-    await edit(c);
-  } finally {
-    for (const t of ['timeline_events_guard', 'timeline_events_no_update_delete', 'timeline_events_no_truncate']) await c.query(`ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER ${t}`);
-    c.release();
-  }
+  await asDatabaseAttacker(sys.ownerPool, 'timeline_events', edit);
 }
 
 test('--help on the program and on every command', async () => {

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { startTestSystem, TestSystem } from '../support/system';
+import { asDatabaseAttacker } from '../support/db-attacker';
 import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -214,15 +215,10 @@ describe('the dashboard against the running system (open API)', () => {
     await sys.tk.createSession({ session_id: id, agent_id: agent, channel });
     await sys.tk.append(id, { type: 'USER_INPUT', content: { input: 'pay 10 EUR' } });
     await sys.tk.append(id, { type: 'LLM_RESPONSE', content: { response: 'paid' } });
-    // Play a superuser: disable the append-only triggers, edit a stored event, put the triggers back (as test/integration/session-workflow.test.ts).
-    const c = await sys.ownerPool.connect();
-    try {
-      await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
+    // Play a superuser: disable the append-only triggers, edit a stored event, put the triggers back.
+    await asDatabaseAttacker(sys.ownerPool, 'timeline_events', async (c) => {
       await c.query(`UPDATE timeline_events SET content = '{"input":"pay 1000 EUR"}' WHERE session_id = $1 AND seq = 2`, [id]);
-    } finally {
-      for (const t of ['timeline_events_guard', 'timeline_events_no_update_delete', 'timeline_events_no_truncate']) await c.query(`ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER ${t}`);
-      c.release();
-    }
+    });
     await page.goto(`${sys.baseUrl}/#/sessions/${id}`);
     await page.waitForSelector('#verify-badge');
     expect(await page.locator('#verify-badge').innerText()).toBe('✗ chain broken at seq 2');

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { canonicalize } from '../../lib/domain/canonical-json';
 import { callTool } from '../../integrations/mcp/server';
 import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { asDatabaseAttacker } from '../support/db-attacker';
 
 const PAST_S = 3600;
 const FUTURE_S = 30;
@@ -86,19 +87,9 @@ describe('occurred_at on every append surface', () => {
     const id = await newSession();
     await sys.tk.append(id, { type: 'USER_INPUT', content: { input: 'x' }, occurred_at: iso(Date.now() - 1000) });
     await sys.tk.append(id, { type: 'LLM_RESPONSE', content: { response: 'y' } });
-    const c = await sys.ownerPool.connect();
-    try {
-      await c.query('BEGIN');
-      await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
+    await asDatabaseAttacker(sys.ownerPool, 'timeline_events', async (c) => {
       await c.query('UPDATE timeline_events SET occurred_at = occurred_at - 60000 WHERE session_id = $1 AND seq = 2', [id]);
-      // ENABLE TRIGGER ALL would put the append-only triggers back in origin mode (skipped under
-      // session_replication_role = replica): restore them as the schema made them, ALWAYS.
-      await c.query('ALTER TABLE timeline_events ENABLE TRIGGER ALL');
-      for (const t of ['timeline_events_guard', 'timeline_events_no_update_delete', 'timeline_events_no_truncate']) await c.query(`ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER ${t}`);
-      await c.query('COMMIT');
-    } finally {
-      c.release();
-    }
+    });
     expect(await sys.tk.verify(id)).toMatchObject({ ok: false, first_bad_seq: 2, reason: 'content_changed' });
   });
 

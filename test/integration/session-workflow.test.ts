@@ -8,6 +8,7 @@ import { computeEventHash } from '../../lib/hash-chain';
 import { SessionStore } from '../../lib/store/sessions';
 import type { TimekeeperClient } from '../../api/client';
 import { settle, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { asDatabaseAttacker } from '../support/db-attacker';
 
 let sys: TestSystem;
 afterEach(async () => {
@@ -27,16 +28,7 @@ async function chain(s: TestSystem, id: string) {
 
 /** Plays a superuser who disables the append-only triggers, edits rows, and puts the triggers back. */
 async function asAttacker(s: TestSystem, edit: (c: PoolClient) => Promise<void>) {
-  const c = await s.ownerPool.connect();
-  try {
-    await c.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL');
-    await edit(c);
-  } finally {
-    for (const t of ['timeline_events_guard', 'timeline_events_no_update_delete', 'timeline_events_no_truncate']) {
-      await c.query(`ALTER TABLE timeline_events ENABLE ALWAYS TRIGGER ${t}`);
-    }
-    c.release();
-  }
+  await asDatabaseAttacker(s.ownerPool, 'timeline_events', edit);
 }
 
 function expectLinear(rows: { seq: number; hash: string; prev_hash: string | null }[]) {

@@ -99,7 +99,7 @@ export async function build({ log = console.log } = {}) {
   const noop = () => undefined;
   const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS], logger: { log: noop, trace: noop, debug: noop, info: noop, warn: (m) => log(`[build] ${m}`), error: (m) => log(`[build] ${m}`) } });
   fs.writeFileSync(path.join(DIST, 'workflow-bundle.js'), code);
-  const workflowInputs = await esbuild.build({ entryPoints: [WORKFLOWS, WORKFLOW_INTERCEPTORS], absWorkingDir: ROOT, bundle: true, write: false, packages: 'external', platform: 'neutral', metafile: true, logLevel: 'silent' });
+  const workflowInputs = await esbuild.build({ entryPoints: [WORKFLOWS, WORKFLOW_INTERCEPTORS], absWorkingDir: ROOT, outdir: DIST, bundle: true, write: false, packages: 'external', platform: 'neutral', metafile: true, logLevel: 'silent' });
 
   const inputs = {};
   for (const meta of [result.metafile, workflowInputs.metafile]) {

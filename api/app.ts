@@ -101,6 +101,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       maxContentBytes: config.maxContentBytes,
       updatesPerRun: config.updatesPerRun,
       writeTimeoutMs: config.writeTimeoutMs,
+      occurredAt: { maxPastS: config.occurredAtMaxPastS, maxFutureS: config.occurredAtMaxFutureS },
     }),
     store: new SessionStore(pool),
     tlog: new TlogStore(pool),

@@ -246,8 +246,11 @@ export class TimekeeperClient {
 
   /** The seed endpoints: parameters in the query string, answers in the `{code, msg, data}` envelope. */
   readonly seed = {
-    init: async (session_id: string, opts?: CallOptions): Promise<ResponseBody<'seedInit'>> =>
-      (await this.call('seedInit', { ...opts, query: { session_id } })).body,
+    /** `occurred_at`: when the session began (RFC 3339), SESSION_CREATE's occurred_at. */
+    init: async (session_id: string, opts?: CallOptions & { occurred_at?: string }): Promise<ResponseBody<'seedInit'>> => {
+      const { occurred_at, ...call } = opts ?? {};
+      return (await this.call('seedInit', { ...call, query: { session_id, ...(occurred_at !== undefined ? { occurred_at } : {}) } })).body;
+    },
     append: async (query: Q<'seedAppend'>, opts?: CallOptions): Promise<ResponseBody<'seedAppend'>> =>
       (await this.call('seedAppend', { ...opts, query })).body,
     get: async (query: Q<'seedGet'>, opts?: CallOptions): Promise<ResponseBody<'seedGet'>> => (await this.call('seedGet', { ...opts, query })).body,

@@ -23,6 +23,8 @@ export const STAMP = path.join(DIST, 'build-stamp.json');
 /** The entry points `bin/launch.cjs ROLE` runs, by role. */
 export const ENTRIES = ['start', 'worker', 'api'];
 const WORKFLOWS = path.join(ROOT, 'workflows', 'index.ts');
+/** The workflow interceptor module (Temporal's OpenTelemetry workflow spans), as worker/workflow-bundle.ts names it. */
+const WORKFLOW_INTERCEPTORS = path.join(ROOT, 'workflows', 'otel', 'interceptors.ts');
 /** Inputs beyond the bundles' own source files: the build itself and the dependency versions. */
 const ALWAYS = ['bin/build.mjs', 'package-lock.json', 'tsconfig.json'];
 
@@ -95,9 +97,9 @@ export async function build({ log = console.log } = {}) {
   // same imports webpack does, in a few milliseconds).
   const { bundleWorkflowCode } = await import('@temporalio/worker');
   const noop = () => undefined;
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: { log: noop, trace: noop, debug: noop, info: noop, warn: (m) => log(`[build] ${m}`), error: (m) => log(`[build] ${m}`) } });
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS], logger: { log: noop, trace: noop, debug: noop, info: noop, warn: (m) => log(`[build] ${m}`), error: (m) => log(`[build] ${m}`) } });
   fs.writeFileSync(path.join(DIST, 'workflow-bundle.js'), code);
-  const workflowInputs = await esbuild.build({ entryPoints: [WORKFLOWS], absWorkingDir: ROOT, bundle: true, write: false, packages: 'external', platform: 'neutral', metafile: true, logLevel: 'silent' });
+  const workflowInputs = await esbuild.build({ entryPoints: [WORKFLOWS, WORKFLOW_INTERCEPTORS], absWorkingDir: ROOT, outdir: DIST, bundle: true, write: false, packages: 'external', platform: 'neutral', metafile: true, logLevel: 'silent' });
 
   const inputs = {};
   for (const meta of [result.metafile, workflowInputs.metafile]) {

@@ -24,6 +24,7 @@ import { configureLogger, log as logger } from '../lib/log';
 import { listenWorkerMetrics } from '../worker/metrics-listener';
 import { supervise } from '../worker/supervise';
 import { bundleWorkflows, createTimekeeperWorker } from '../worker/worker';
+import { temporalTracing } from '../lib/otel/temporal-tracing';
 
 export interface RunOptions {
   worker: boolean;
@@ -122,7 +123,10 @@ export async function run(opts: RunOptions): Promise<void> {
     // One native (Rust core) connection serves the worker and the API's client alike.
     const connection = await NativeConnection.connect({ address: temporal.address });
     cleanups.push(() => connection.close());
-    const client = new Client({ connection, namespace: config.temporalNamespace });
+    // With export on, the API's workflow starts and updates open Temporal client spans whose context the worker's RunWorkflow spans continue.
+    const tracing = config.otelEndpoint && opts.api ? temporalTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : undefined;
+    if (tracing) cleanups.push(() => tracing.shutdown());
+    const client = new Client({ connection, namespace: config.temporalNamespace, ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}) });
 
     let workerMetricsUrl: string | undefined;
     if (opts.worker && opts.superviseWorker) {

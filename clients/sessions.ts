@@ -29,6 +29,9 @@ import {
   StoredEvent,
   TimelineStatus,
   appendRequestProblem,
+  occurredAtFormatProblem,
+  occurredAtProblem,
+  type OccurredAtBounds,
   contentProblem,
   endReasonOf,
   header,
@@ -56,6 +59,13 @@ export interface SessionClientOptions {
   updatesPerRun: number;
   /** How long a write waits for the session workflow before failing as unavailable. */
   writeTimeoutMs: number;
+  /**
+   * EVENT_OCCURRED_AT_MAX_PAST_S / _FUTURE_S: a create whose occurred_at lies beyond them from
+   * now is refused before its workflow starts (a refused SESSION_CREATE would otherwise leave a
+   * failed run behind for a moment, and a retry with a good time would meet it). The writer
+   * checks again against the stored ts.
+   */
+  occurredAt?: OccurredAtBounds;
 }
 
 export class SessionClient implements SessionWriter {
@@ -70,6 +80,8 @@ export class SessionClient implements SessionWriter {
 
   /** Creates the session's workflow and waits until SESSION_CREATE is stored. */
   async create(input: CreateSessionInput): Promise<StoredEvent & { timeline_id: string }> {
+    const late = occurredAtFormatProblem(input.occurredAt) ?? (input.occurredAt !== undefined && this.opts.occurredAt ? occurredAtProblem(input.occurredAt, Date.now(), this.opts.occurredAt) : null);
+    if (late) throw late;
     if (input.metadata !== undefined) {
       const p = contentProblem(input.metadata, this.opts.maxContentBytes, 'metadata');
       if (p) throw p;
@@ -85,6 +97,7 @@ export class SessionClient implements SessionWriter {
       channel: input.channel,
       metadata: input.metadata,
       idleTimeoutS: input.idleTimeoutS,
+      ...(input.occurredAt !== undefined ? { createOccurredAt: input.occurredAt } : {}),
     });
     // A session id names one timeline forever (the check above refuses a second init);
     // only a run that failed before writing SESSION_CREATE may be started again.

@@ -4,20 +4,25 @@
  *   - the session exporter: activities/otel.ts's exporter and resource, and the `otel-export`
  *     workflow that drives it (started here, one per namespace and task queue);
  *   - Temporal's own spans through @temporalio/interceptors-opentelemetry: every activity's
- *     RunActivity span and the worker client's StartWorkflow/update spans, through a batch
- *     processor to the same collector (the exporter's own polling activity is left out, so an
- *     idle Timekeeper sends no trace every poll). Workflow spans (the package's workflow
- *     interceptor module) are not included: they must be bundled into the workflow code, which
- *     is prebuilt, and would change the histories of every workflow (not done yet).
+ *     RunActivity span, the worker client's StartWorkflow/update spans, and the workflows'
+ *     RunWorkflow/StartActivity spans (the interceptor module workflows/otel/interceptors.ts is
+ *     in every bundle; its spans leave the sandbox through the `exporter` sink made here),
+ *     through one batch processor to the same collector. The exporter's own polling activity
+ *     is left out, on both sides (RunActivity here, StartActivity in the sink), so an idle
+ *     Timekeeper sends no trace every poll.
+ * Without an endpoint only the sink is built, as a no-op (workflowSinks): the bundle's
+ * interceptors still make their spans in the sandbox and hand them to it (bench:otel measures
+ * what that costs).
  */
 import type { Client } from '@temporalio/client';
-import { context } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
-import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { Context } from '@opentelemetry/api';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, type OpenTelemetryWorkflowClientInterceptor, makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import type { OtelActivityDeps } from '../activities/otel';
-import { createSpanExporter, otelResource, type OtelSettings } from '../lib/otel/exporter';
+import { createSpanExporter, type OtelSettings } from '../lib/otel/exporter';
+import { temporalTracing } from '../lib/otel/temporal-tracing';
 import { log } from '../lib/log';
 import { TELEMETRY_START } from '../lib/store/telemetry';
 import { LIMITS } from '../lib/domain/limits';
@@ -33,6 +38,8 @@ export interface WorkerTelemetry {
   activityExport: NonNullable<OtelActivityDeps['export']>;
   /** Temporal's activity spans. */
   activityInterceptors: ActivityInterceptorsFactory[];
+  /** The workflows' spans, out of the sandbox (the workflow interceptor module's `exporter` sink). */
+  sinks: InjectedSinks<OpenTelemetrySinks>;
   /** Temporal's client spans, for the worker's own client. */
   clientInterceptor: OpenTelemetryWorkflowClientInterceptor;
   /** Starts the exporter workflow unless it runs already (USE_EXISTING); failures are logged, and the next start tries again. */
@@ -42,14 +49,26 @@ export interface WorkerTelemetry {
 }
 
 const OWN_ACTIVITY = 'exportSessionTelemetry';
+/** The exporter workflow's span for each poll (workflows/otel/workflow.ts), dropped like its RunActivity span. */
+const OWN_START = `StartActivity:${OWN_ACTIVITY}`;
+
+/** Passes every ended span on to `next` except the exporter's own polls. */
+function withoutOwnPolls(next: SpanProcessor): SpanProcessor {
+  return {
+    onStart: (span: Span, ctx: Context) => next.onStart(span, ctx),
+    onEnd: (span: ReadableSpan) => (span.name === OWN_START ? undefined : next.onEnd(span)),
+    forceFlush: () => next.forceFlush(),
+    shutdown: () => next.shutdown(),
+  };
+}
+
+/** The workflow interceptors' sink when export is off: their spans are dropped on arrival. */
+export const workflowSinksOff = (): InjectedSinks<OpenTelemetrySinks> => ({ exporter: { export: { fn: () => undefined } } });
 
 export function workerTelemetry(o: WorkerOtelOptions): WorkerTelemetry {
-  const resource = otelResource(o);
+  const temporal = temporalTracing(o);
+  const { resource, tracer } = temporal;
   const sessions = createSpanExporter(o);
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(createSpanExporter(o))] });
-  const tracer = provider.getTracer('timekeeper.temporal');
-  // The active span follows awaits (AsyncLocalStorage), so a client call made inside an activity is that activity's child span.
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   return {
     activityExport: { exporter: sessions, resource, settleMs: o.settleMs },
     activityInterceptors: [
@@ -58,7 +77,8 @@ export function workerTelemetry(o: WorkerOtelOptions): WorkerTelemetry {
           ? {}
           : { inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) },
     ],
-    clientInterceptor: new OpenTelemetryWorkflowClientInterceptor({ tracer }),
+    sinks: { exporter: makeWorkflowExporter(withoutOwnPolls(temporal.processor), resource) },
+    clientInterceptor: temporal.clientInterceptor,
     async startExporter(client, taskQueue) {
       try {
         await client.workflow.start(otelExportWorkflow, {
@@ -72,7 +92,7 @@ export function workerTelemetry(o: WorkerOtelOptions): WorkerTelemetry {
       }
     },
     async shutdown() {
-      await provider.shutdown().catch(() => undefined);
+      await temporal.shutdown();
       await sessions.shutdown().catch(() => undefined);
     },
   };

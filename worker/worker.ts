@@ -4,9 +4,9 @@
  * own task queues per priority class (`default`, `core`), each with its own Worker and
  * activity slots, so a slow low-priority task never takes a core task's slot.
  */
-import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, WorkerOptions, bundleWorkflowCode } from '@temporalio/worker';
+import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflows } from './workflow-bundle';
 import type { Pool } from 'pg';
 import { createActivities } from '../activities';
 import { SessionClient } from '../clients/sessions';
@@ -19,7 +19,7 @@ import { runControl } from './run-control';
 import { taskRunQueues } from '../lib/config';
 import type { AgentTaskBounds } from '../lib/agent-task-bounds';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
-import { workerTelemetry, type WorkerOtelOptions } from './otel';
+import { workerTelemetry, workflowSinksOff, type WorkerOtelOptions } from './otel';
 import { ensureLogBuilder } from '../clients/tlog';
 import { defaultLogOrigin, logSignerOf } from '../lib/tlog/log-key';
 import type { Config } from '../lib/config';
@@ -126,7 +126,10 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     },
   });
   const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
-  const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs, ...(telemetry ? { interceptors: { activity: telemetry.activityInterceptors } } : {}) };
+  const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs,
+    // The bundle's workflow interceptors always hand their spans to this sink (a no-op with export off).
+    sinks: telemetry?.sinks ?? workflowSinksOff(),
+    ...(telemetry ? { interceptors: { activity: telemetry.activityInterceptors } } : {}) };
 
   const main = await Worker.create({
     ...common,
@@ -186,12 +189,4 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
   };
 }
 
-/**
- * The workflow code bundled for the worker's sandbox (seconds of CPU: done once per process
- * under tsx; the compiled runtime loads the one `npm run build` wrote, dist/workflow-bundle.js).
- * A path from this file's folder rather than require.resolve: in the compiled bundle the
- * latter would resolve from dist/ (bin/build.mjs gives each module its source folder back).
- */
-export async function bundleWorkflows(): Promise<string> {
-  return (await bundleWorkflowCode({ workflowsPath: path.join(__dirname, '..', 'workflows', 'index.ts') })).code;
-}
+export { bundleWorkflows } from './workflow-bundle';

@@ -55,7 +55,7 @@ export const seedInit = defineRoute({
   summary: 'Initialise a session timeline (seed API)',
   scopes: Operation.CreateSession,
   parameterExamples: { session_id: 'sess_demo_1' },
-  query: z.object({ session_id: sessionId }),
+  query: z.object({ session_id: sessionId, occurred_at: occurredAt.optional() }),
   responses: { 200: envelope(z.object({ timeline_id: z.string(), event_id: z.string() })) },
   errors: [400, 401, 403, 413, 503],
 });
@@ -153,6 +153,7 @@ export const createSession = defineRoute({
     channel: plainText(LIMITS.channelMaxChars).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
     idle_timeout_s: z.number().int().min(1).max(LIMITS.idleTimeoutMaxS).optional(),
+    occurred_at: occurredAt.optional(),
   }),
   responses: { 201: Session },
   errors: [400, 401, 403, 409, 413, 503],

@@ -50,7 +50,7 @@ export function seedRouter({ sessions, store, keys, admission }: SessionDeps): R
     const p = parse(seedInit.query, params(req));
     // The seed's init names no agent: a bound key's session belongs to its one agent (400 if it has several).
     const agentId = ownerForCreate(principalOf(res), undefined);
-    const created = await admission.run('create', p.session_id, () => sessions.create({ sessionId: p.session_id, agentId }));
+    const created = await admission.run('create', p.session_id, () => sessions.create({ sessionId: p.session_id, agentId, occurredAt: p.occurred_at }));
     res.json(ok('timeline initialised', { timeline_id: created.timeline_id, event_id: created.event_id }));
   });
 

@@ -85,7 +85,7 @@ export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalN
     const b = parse(createSession.body, jsonBody(req));
     const agentId = ownerForCreate(principalOf(res), b.agent_id);
     await admission.run('create', b.session_id, () =>
-      sessions.create({ sessionId: b.session_id, agentId, channel: b.channel, metadata: rawMetadata(req, b.metadata), idleTimeoutS: b.idle_timeout_s }),
+      sessions.create({ sessionId: b.session_id, agentId, channel: b.channel, metadata: rawMetadata(req, b.metadata), idleTimeoutS: b.idle_timeout_s, occurredAt: b.occurred_at }),
     );
     const t = await mustExist(b.session_id, principalOf(res));
     res.status(201).location(`/v1/sessions/${encodeURIComponent(b.session_id)}`).json(describe(t));

@@ -132,6 +132,8 @@ export interface SessionSettings {
   updatesPerRun: number;
   /** instance_id of the event database the session lives in; writers refuse any other. */
   databaseInstance?: string;
+  /** When the session began (ms since the epoch), from the creator: SESSION_CREATE's occurred_at. */
+  createOccurredAt?: number;
 }
 
 export interface CreateSessionInput {
@@ -140,6 +142,8 @@ export interface CreateSessionInput {
   channel?: string;
   metadata?: { [k: string]: JsonValue };
   idleTimeoutS?: number;
+  /** When the session began (ms since the epoch), stored and hashed as SESSION_CREATE's occurred_at (same bounds as any event's). */
+  occurredAt?: number;
 }
 
 export interface AppendInput {
@@ -249,10 +253,15 @@ export function appendRequestProblem(req: AppendRequest, maxBytes: number): Doma
   if (req.expectedSeq !== undefined && !(Number.isSafeInteger(req.expectedSeq) && req.expectedSeq >= 1)) {
     return DomainError.validation('expected_seq', 'must be an integer of at least 1');
   }
-  if (req.occurredAt !== undefined && !(Number.isSafeInteger(req.occurredAt) && req.occurredAt >= 0)) {
+  return occurredAtFormatProblem(req.occurredAt) ?? contentProblem(req.content, maxBytes);
+}
+
+/** An occurred_at that is no time at all (not a whole, non-negative ms count), or null; its distance from ts is checked when it is stored (occurredAtProblem). */
+export function occurredAtFormatProblem(occurredAt: number | undefined): DomainError | null {
+  if (occurredAt !== undefined && !(Number.isSafeInteger(occurredAt) && occurredAt >= 0)) {
     return DomainError.validation('occurred_at', 'must be a time after 1970-01-01 (milliseconds since the epoch)');
   }
-  return contentProblem(req.content, maxBytes);
+  return null;
 }
 
 /**

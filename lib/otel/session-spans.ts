@@ -6,9 +6,17 @@
  * with ids derived from the data, so exporting the same events twice yields the same spans
  * (a collector that sees a span id again is seeing a resend, not a new span).
  *
- * A session is one trace (trace id from the session id). A turn (`invoke_agent`) runs from a
- * USER_INPUT to the last event before the next USER_INPUT or SESSION_END, and is emitted when
- * that closing event is exported; the turn's `chat` (LLM_RESPONSE, from the event before it),
+ * A session is one trace (trace id from the session id). A turn (`invoke_agent`, one agent
+ * invocation) runs from a USER_INPUT to the agent's answer: the first LLM_RESPONSE with no tool
+ * call of the turn still open, and is emitted with that event, so an open session's last turn
+ * is exported as soon as it is answered, not at the next turn. A turn that never gets such an
+ * answer (the agent failed, the user moved on) ends with its last event before the next
+ * USER_INPUT or SESSION_END, and is emitted with that closing event. Whether a turn is answered
+ * is decided from its own events alone (a batch always sees the turn from its USER_INPUT), so
+ * every batch, after any restart, reaches the same decision and emits each turn once: the
+ * exporter's cursor passes the emitting event exactly once. Events after the answer and before
+ * the next USER_INPUT (a client that records more) stay children of the answered turn, whose
+ * span is not sent again. The turn's `chat` (LLM_RESPONSE, from the event before it),
  * `execute_tool` (TOOL_CALL → its TOOL_RESULT), intent and task run spans are its children
  * and go out as soon as their closing event is committed. Times are the event's
  * `occurred_at` when it carries one (when it happened), else `ts` (when it was committed).
@@ -79,6 +87,8 @@ interface Turn {
   inputTokens: number;
   outputTokens: number;
   models: Set<string>;
+  /** Answered (emitted with its answering LLM_RESPONSE): the next USER_INPUT or SESSION_END emits nothing for it. */
+  answered?: boolean;
 }
 
 /**
@@ -100,7 +110,7 @@ export function sessionSpans(session: TelemetrySession, events: readonly Telemet
 
   let turn: Turn | undefined;
   const closeTurn = (closing: TelemetryEvent) => {
-    if (!turn) return;
+    if (!turn || turn.answered) return;
     const t = turn;
     const attributes: Record<string, AttributeValue> = {
       [GenAi.operation]: 'invoke_agent',
@@ -114,7 +124,7 @@ export function sessionSpans(session: TelemetrySession, events: readonly Telemet
     const ch = str(obj(t.input.content).channel);
     if (ch && !session.channel) attributes['timekeeper.channel'] = ch;
     emit(closing, { name: session.agent_id ? `invoke_agent ${session.agent_id}` : 'invoke_agent', kind: 'internal', spanId: t.spanId, startMs: eventTime(t.input), endMs: eventTime(t.last), attributes });
-    turn = undefined;
+    t.answered = true;
   };
 
   const pendingTools: TelemetryEvent[] = [];
@@ -153,10 +163,15 @@ export function sessionSpans(session: TelemetrySession, events: readonly Telemet
         if (usage.output !== undefined) attributes[GenAi.outputTokens] = usage.output;
         // The model call began when what it answers was recorded: the event before it.
         emit(e, { name: model ? `chat ${model}` : 'chat', kind: 'client', spanId: spanIdOf(e.session_id, e.seq, 'chat'), parentSpanId: parent, startMs: previous ? eventTime(previous) : eventTime(e), attributes });
-        if (turn) {
+        if (turn && !turn.answered) {
           turn.inputTokens += usage.input ?? 0;
           turn.outputTokens += usage.output ?? 0;
           if (model) turn.models.add(model);
+          // The agent's answer: no tool call of the turn left open. The turn ends here and goes out with this event.
+          if (pendingTools.length === 0) {
+            turn.last = e;
+            closeTurn(e);
+          }
         }
         break;
       }
@@ -200,7 +215,7 @@ export function sessionSpans(session: TelemetrySession, events: readonly Telemet
       default:
         break;
     }
-    if (turn && e.event_type !== 'USER_INPUT' && e.event_type !== 'SESSION_END') turn.last = e;
+    if (turn && !turn.answered && e.event_type !== 'USER_INPUT' && e.event_type !== 'SESSION_END') turn.last = e;
     previous = e;
   }
   return out;

@@ -1,6 +1,7 @@
 /**
  * Event time end to end (issue 20): occurred_at given on every append surface (/v1 events and
- * end, seed /timeline/append, the MCP session_append tool, the typed client) is stored beside
+ * end, seed /timeline/append, the MCP session_append tool, the typed client) and on the create
+ * surfaces (POST /v1/sessions, seed /timeline/init: SESSION_CREATE's) is stored beside
  * the database ts, hashed, shown by reads and the LLM context, and bounded against ts
  * (EVENT_OCCURRED_AT_MAX_PAST_S / _FUTURE_S, set small here); events without it hash by the
  * seven-member rule, so chains from before it verify unchanged.
@@ -104,6 +105,49 @@ describe('occurred_at on every append surface', () => {
       expect(createHash('sha256').update(canonicalize(seven), 'utf8').digest('hex')).toBe(r.hash);
     }
     expect(await sys.tk.verify(id)).toMatchObject({ ok: true, checked: 3 });
+  });
+});
+
+describe('occurred_at on session create (SESSION_CREATE)', () => {
+  test('POST /v1/sessions and seed init store and hash it on SESSION_CREATE; beyond the bounds 400 naming occurred_at, no session', async () => {
+    const began = Date.now() - 15 * 60_000;
+    const a = uniqueSessionId('occ-create');
+    await sys.tk.createSession({ session_id: a, agent_id: 'agent-occ', occurred_at: iso(began) });
+    const b = uniqueSessionId('occ-init');
+    const init = (await (await fetch(`${sys.baseUrl}/timeline/init?session_id=${b}&occurred_at=${encodeURIComponent(iso(began + 1000))}`, { method: 'POST' })).json()) as { code: number };
+    expect(init.code).toBe(200);
+    const c = uniqueSessionId('occ-client-init');
+    await sys.tk.seed.init(c, { occurred_at: iso(began + 2000) });
+    for (const [id, at] of [[a, began], [b, began + 1000], [c, began + 2000]] as const) {
+      await sys.tk.append(id, { type: 'USER_INPUT', content: { input: 'after create' } });
+      const rows = await storedRows(id);
+      expect(rows[0]).toMatchObject({ seq: 1, event_type: 'SESSION_CREATE', occurred_at: at });
+      expect(rows[0].ts).toBeGreaterThan(at);
+      const r = rows[0];
+      const eight = { session_id: id, seq: r.seq, event_id: r.event_id, event_type: r.event_type, ts: r.ts, content: r.content, prev_hash: r.prev_hash, occurred_at: at };
+      expect(createHash('sha256').update(canonicalize(eight), 'utf8').digest('hex')).toBe(r.hash);
+      expect(await sys.tk.verify(id)).toMatchObject({ ok: true, checked: 2 });
+      expect((await sys.tk.events(id, { limit: 10 })).events[0].occurred_at).toBe(at);
+    }
+    // Without one: null, hashed by the seven-member rule (the 'old chains' test above creates that way).
+    const plain = uniqueSessionId('occ-plain');
+    await sys.tk.createSession({ session_id: plain });
+    expect((await storedRows(plain))[0].occurred_at).toBeNull();
+
+    // Beyond either bound: 400 naming occurred_at, and no session (a later create with the same id works).
+    const late = uniqueSessionId('occ-late');
+    const past = await refusal(sys.tk.createSession({ session_id: late, occurred_at: iso(Date.now() - (PAST_S + 600) * 1000) }));
+    expect(past.status).toBe(400);
+    expect(past.body.errors).toEqual([{ field: 'occurred_at', reason: expect.stringMatching(/EVENT_OCCURRED_AT_MAX_PAST_S/) }]);
+    const seedFuture = await fetch(`${sys.baseUrl}/timeline/init?session_id=${late}&occurred_at=${encodeURIComponent(iso(Date.now() + (FUTURE_S + 600) * 1000))}`, { method: 'POST' });
+    expect(seedFuture.status).toBe(400);
+    expect(JSON.stringify(await seedFuture.json())).toContain('occurred_at');
+    expect(await storedRows(late)).toEqual([]);
+    const bad = await refusal(sys.tk.createSession({ session_id: late, occurred_at: 'yesterday' }));
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors?.[0]).toMatchObject({ field: 'occurred_at' });
+    await sys.tk.createSession({ session_id: late, occurred_at: iso(Date.now() - 1000) });
+    expect((await storedRows(late)).map((r) => r.event_type)).toEqual(['SESSION_CREATE']);
   });
 });
 

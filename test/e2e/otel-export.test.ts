@@ -128,6 +128,59 @@ test('intent transitions linked to a session are spans of the turn they happened
   expect(temporal.some((x) => x.name === 'RunActivity:exportSessionTelemetry')).toBe(false);
 });
 
+test("an open session's turn goes out with its answer, not at the next turn, and only once", async () => {
+  const sid = `otel-t-${Date.now()}`;
+  const tk = sys.tk;
+  await tk.createSession({ session_id: sid });
+  await tk.append(sid, { type: 'USER_INPUT', content: { input: 'still there?' } });
+  const answer = await tk.append(sid, { type: 'LLM_RESPONSE', content: { response: 'yes', model: 'm2' } });
+  // No next USER_INPUT, no end: the answered turn is exported all the same.
+  const spans = await waitFor('the answered turn', () => spansOf(sid).length >= 2 && spansOf(sid), 60_000);
+  expect(spans.map((s) => s.name).sort()).toEqual(['chat m2', 'invoke_agent']);
+  const turn = byName(spans, 'invoke_agent')[0];
+  expect(turn.spanId).toBe(spanIdOf(sid, 2, 'invoke_agent'));
+  expect(turn.endMs).toBe(answer.ts);
+  expect(turn.attributes['timekeeper.seq.last']).toBe(3);
+  // The next turn (never answered) goes out with the end; the first is not sent again.
+  await tk.append(sid, { type: 'USER_INPUT', content: { input: 'bye' } });
+  await tk.end(sid, { reason: 'bye' });
+  await waitFor('the second turn', () => spansOf(sid).filter((s) => s.name === 'invoke_agent').length >= 2, 60_000);
+  expect(spansOf(sid).filter((s) => s.spanId === turn.spanId)).toHaveLength(1);
+  expect(spansOf(sid)).toHaveLength(3);
+});
+
+test("Temporal's workflow spans: the API's client span → RunWorkflow → StartActivity → RunActivity form one trace", async () => {
+  const sid = `otel-w-${Date.now()}`;
+  const tk = sys.tk;
+  await tk.createSession({ session_id: sid, agent_id: 'agent-otel' });
+  await tk.append(sid, { type: 'USER_INPUT', content: { input: 'hi' } });
+  // The workflow's RunWorkflow span ends, and is sent, when the session's workflow completes.
+  await tk.end(sid, { reason: 'bye' });
+  const ofSession = () => rx.spans.filter((x) => x.scope === '@temporalio/interceptor-workflow' && x.attributes.workflowId === `session/${sid}`);
+  const run = await waitFor('RunWorkflow:sessionWorkflow', () => ofSession().find((x) => x.name === 'RunWorkflow:sessionWorkflow'), 60_000);
+  expect(run.attributes).toMatchObject({ workflowType: 'sessionWorkflow', workflowId: `session/${sid}` });
+  expect(run.resource['service.name']).toBe('timekeeper-test');
+  expect(run.status.code).toBe(1); // SPAN_STATUS_CODE_OK: the interceptor marks a run that completed
+  // Its parent is the API's client span that started the workflow (createSession is an update-with-start).
+  const starter = await waitFor('the client span', () => rx.spans.find((x) => x.spanId === run.parentSpanId), 30_000);
+  expect(starter.name).toBe('UpdateWithStartWorkflow:created');
+  expect(starter.scope).toBe('timekeeper.temporal');
+  expect(starter.parentSpanId).toBe('');
+  expect(starter.traceId).toBe(run.traceId);
+  expect(run.startMs).toBeGreaterThanOrEqual(starter.startMs);
+  // The workflow's appends (a local activity): StartActivity in the workflow, RunActivity in the worker, one trace.
+  const trace = () => rx.spans.filter((x) => x.traceId === run.traceId);
+  const runActivity = await waitFor('RunActivity:appendEvents', () => trace().find((x) => x.name === 'RunActivity:appendEvents'), 30_000);
+  const startActivity = trace().find((x) => x.spanId === runActivity.parentSpanId)!;
+  expect(startActivity.name).toBe('StartActivity:appendEvents');
+  expect(startActivity.scope).toBe('@temporalio/interceptor-workflow');
+  const ids = new Set(trace().map((x) => x.spanId));
+  // Every span of the trace but the client's has its parent in it: nothing dangles.
+  for (const x of trace()) if (x !== starter) expect(ids.has(x.parentSpanId)).toBe(true);
+  // The exporter workflow's own polls send no span.
+  expect(rx.spans.some((x) => x.name === 'StartActivity:exportSessionTelemetry')).toBe(false);
+});
+
 test('a collector outage stalls the export; it resumes at its cursor and sends every span once', async () => {
   rx.down = true;
   const refusedBefore = rx.refused;

@@ -9,6 +9,8 @@ import { DefaultLogger, ReplayWorkerOptions, Runtime, Worker } from '@temporalio
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { readHistoryFile } from '../replay/history-json';
 import { TEST_ENV } from '../support/env';
+import { WORKFLOWS_PATH, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { workflowSinksOff } from '../../worker/otel';
 
 const HISTORIES = path.resolve(__dirname, '../replay/histories');
 const files = fs.existsSync(HISTORIES)
@@ -19,9 +21,9 @@ const files = fs.existsSync(HISTORIES)
   : [];
 
 /** The bundle global-setup built from ./workflows, or ./workflows itself outside jest's set-up. */
-function currentWorkflows(): Pick<ReplayWorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+function currentWorkflows(): Pick<ReplayWorkerOptions, 'workflowBundle' | 'workflowsPath' | 'interceptors'> {
   const prebuilt = process.env[TEST_ENV.workflowBundle];
-  return prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath: require.resolve('../../workflows') };
+  return prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath: WORKFLOWS_PATH, interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } };
 }
 
 beforeAll(() => {
@@ -47,7 +49,7 @@ describe('workflow replay', () => {
     expect(files).toEqual(expect.arrayContaining(['task-run-result.json', 'task-run-success.json', 'task-scheduler-interval.json']));
     expect(files.filter((f) => f.startsWith('intent-'))).toEqual(expect.arrayContaining(['intent-lifecycle.json', 'intent-blocked-retry.json', 'intent-ttl-expiry.json']));
     const byRun = new Map(histories.map((h) => [h.history.events[0].workflowExecutionStartedEventAttributes!.originalExecutionRunId, h.file]));
-    const results = Worker.runReplayHistories({ ...currentWorkflows(), replayName: 'replay-test' }, histories);
+    const results = Worker.runReplayHistories({ ...currentWorkflows(), sinks: workflowSinksOff(), replayName: 'replay-test' }, histories);
     const outcomes: Record<string, string> = {};
     for await (const r of results) {
       outcomes[byRun.get(r.runId) ?? `${r.workflowId}/${r.runId}`] = r.error ? `${r.error.name}: ${r.error.message}` : 'ok';

@@ -16,6 +16,7 @@ import { EndRequest, appendUpdate, createdUpdate, endUpdate, stateQuery } from '
 import { sessionWorkflow } from '../../workflows/sessions/workflow';
 import { FakeSessionWriter, SessionScript, gate, sleep, waitFor } from '../support/fake-activities';
 import { testEnv, uniqueSessionId } from '../support/system';
+import { workflowSinksOff } from '../../worker/otel';
 
 
 /** Long enough for updates sent on localhost to be admitted by the server while a write is held. */
@@ -44,6 +45,7 @@ beforeAll(async () => {
     connection: nativeConnection,
     taskQueue,
     workflowBundle: { codePath: env.workflowBundle },
+    sinks: workflowSinksOff(),
     activities: fake.activities,
   });
   running = worker.run();

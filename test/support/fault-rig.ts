@@ -14,10 +14,11 @@ import { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createApp } from '../../api/app';
 import { WORKER_NODE_ARGS } from '../../bin/run';
+import { bundleWorkflows } from '../../worker/workflow-bundle';
 import { loadKeyStore } from '../../api/auth';
 import { TimekeeperClient } from '../../api/client';
 import { Config, loadConfig } from '../../lib/config';
@@ -115,8 +116,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
   if (!bundle) {
     bundle = path.join(root, 'workflows.js');
     const noop = () => undefined;
-    const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error } });
-    fs.writeFileSync(bundle, code);
+    fs.writeFileSync(bundle, await bundleWorkflows({ log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error }));
   }
 
   const taskQueue = `faults-${process.pid}-${Date.now()}`;

@@ -7,11 +7,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { Client } from 'pg';
 import { deriveAppUrl, DEFAULT_DATABASE_URL } from '../../lib/config';
 import { quoteIdent, withDatabase } from '../../lib/db';
 import { migrate } from '../../lib/migrate';
+import { bundleWorkflows } from '../../worker/workflow-bundle';
 import { freePort, startDevServer } from '../../lib/temporal-server';
 import { startTestTemporal, testTemporal } from './test-temporal';
 import { testDatabaseName, TEST_ENV } from './env';
@@ -37,8 +37,7 @@ export default async function globalSetup(globalConfig: { selectProjects?: strin
   (globalThis as { __tkDevServer?: unknown }).__tkDevServer = dev;
 
   const bundleFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tk-bundle-')), 'workflows.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietLogger });
-  fs.writeFileSync(bundleFile, code);
+  fs.writeFileSync(bundleFile, await bundleWorkflows(quietLogger));
 
   process.env[TEST_ENV.temporalAddress] = dev.address;
   process.env[TEST_ENV.ownerUrl] = ownerUrl;

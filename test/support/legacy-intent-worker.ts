@@ -15,6 +15,7 @@ import { createPool } from '../../lib/db';
 import { CanonicalJsonError, canonicalize } from '../../lib/domain/canonical-json';
 import { TUNABLE } from '../../lib/domain/limits';
 import { testEnv } from './system';
+import { workflowSinksOff } from '../../worker/otel';
 
 export const LEGACY_POISON_MARK = 'poison-accepted-by-the-old-validator';
 
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
     namespace: 'default',
     taskQueue,
     workflowBundle: { codePath: env.workflowBundle },
+    sinks: workflowSinksOff(),
     activities: { ...real, recordTransition },
   });
   const running = worker.run();

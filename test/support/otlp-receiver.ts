@@ -26,10 +26,20 @@ export interface ReceivedSpan {
   scope: string;
 }
 
-type AnyValue = { stringValue?: string; intValue?: { toString(): string } | number; doubleValue?: number; boolValue?: boolean };
-type KeyValue = { key: string; value: AnyValue };
+type AnyValue = { stringValue?: string | null; intValue?: { toString(): string } | number | null; doubleValue?: number | null; boolValue?: boolean | null; arrayValue?: unknown; kvlistValue?: unknown };
+type KeyValue = { key: string; value: AnyValue | null };
 const hex = (b: Uint8Array | undefined) => (b && b.length ? Buffer.from(b).toString('hex') : '');
-const value = (v: AnyValue): string | number | boolean => (v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue.toString()) : (v.doubleValue ?? v.boolValue ?? '')));
+/** A scalar attribute's value; arrays and maps (Temporal's workflow spans carry the workflow info's objects) as their JSON. */
+const value = (v: AnyValue | null): string | number | boolean => {
+  if (!v) return '';
+  if (v.stringValue != null) return v.stringValue;
+  if (v.intValue != null) return Number(v.intValue.toString());
+  if (v.doubleValue != null) return v.doubleValue;
+  if (v.boolValue != null) return v.boolValue;
+  if (v.arrayValue != null) return JSON.stringify(v.arrayValue);
+  if (v.kvlistValue != null) return JSON.stringify(v.kvlistValue);
+  return '';
+};
 const attrs = (kvs: KeyValue[] | undefined) => Object.fromEntries((kvs ?? []).map((kv) => [kv.key, value(kv.value)]));
 /** Nanoseconds (a protobufjs Long) to milliseconds. */
 const ms = (n: { toString(): string }) => Number(BigInt(n.toString()) / 1_000_000n);

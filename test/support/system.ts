@@ -21,6 +21,7 @@ import type { DestinationStream } from 'pino';
 import { ensureSearchAttributes } from '../../lib/temporal';
 import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
 import { TEST_ENV } from './env';
+import { temporalTracing } from '../../lib/otel/temporal-tracing';
 
 let runtimeInstalled = false;
 
@@ -101,7 +102,9 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
   // One native connection for the API's client and the worker, as bin/run.ts has it.
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
   await ensureSearchAttributes(nativeConnection, config.temporalNamespace);
-  const client = new Client({ connection: nativeConnection, namespace: config.temporalNamespace });
+  // As bin/run.ts: with export on, the API's Temporal client opens the client spans.
+  const tracing = config.otelEndpoint ? temporalTracing({ endpoint: config.otelEndpoint, serviceName: config.otelServiceName }) : undefined;
+  const client = new Client({ connection: nativeConnection, namespace: config.temporalNamespace, ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}) });
 
   const app = createApp({ client, pool, config, keys: loadKeyStore(opts.apiKeys) });
   const server = http.createServer(app);
@@ -148,6 +151,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         server.close(() => r());
         server.closeAllConnections();
       });
+      await tracing?.shutdown();
       await nativeConnection.close();
       await pool.end();
       await ownerPool.end();

@@ -14,6 +14,12 @@ describe('OpenClaw hook payloads → timeline events', () => {
     });
   });
 
+  test("session_start carries the hook's time as SESSION_CREATE's occurred_at", () => {
+    const at = Date.UTC(2026, 11, 1, 18, 27, 59, 120);
+    const it = map.sessionStart({ sessionId: 'sess-2' }, { sessionId: 'sess-2' }, undefined, at);
+    expect(it.op === 'create' && it.body.occurred_at).toBe('2026-12-01T18:27:59.120Z');
+  });
+
   test('message_received → USER_INPUT keyed by the run id, else the message id', () => {
     const a = map.messageReceived('s', { from: 'u1', content: 'hi', runId: 'run-1', messageId: 'm-9' }, { channelId: 'telegram' });
     expect(a).toMatchObject({ op: 'append', body: { type: 'USER_INPUT', content: { input: 'hi', channel: 'telegram', message_id: 'm-9', run_id: 'run-1' }, idempotency_key: 'oc:user:run-1' } });

@@ -38,12 +38,33 @@ test('a task run is a span over its own start and finish; a failed one is an err
 });
 
 test('only spans that close at or after fromSeq are due; the same events give the same spans', () => {
-  const events = [ev('USER_INPUT', 10), ev('LLM_RESPONSE', 20, { model: 'm' }), ev('USER_INPUT', 30), ev('LLM_RESPONSE', 40, { model: 'm' })];
-  const later = sessionSpans(session, events, 3);
-  // The first turn closes at seq 3 (the next USER_INPUT); its chat closed at seq 2, in an earlier batch.
-  expect(later.map((s) => s.name).sort()).toEqual(['chat m', 'invoke_agent']);
-  expect(later.find((s) => s.name === 'invoke_agent')!.spanId).toBe(spanIdOf('s-1', 1, 'invoke_agent'));
-  expect(sessionSpans(session, events, 3)).toEqual(later);
-  // The second turn is still open: nothing for it yet.
-  expect(later.some((s) => s.spanId === spanIdOf('s-1', 3, 'invoke_agent'))).toBe(false);
+  const events = [ev('USER_INPUT', 10), ev('TOOL_CALL', 15, { tool_name: 't' }), ev('TOOL_RESULT', 18, { tool_name: 't' }), ev('LLM_RESPONSE', 20, { model: 'm' }), ev('USER_INPUT', 30), ev('TOOL_CALL', 40, { tool_name: 't' })];
+  // Batch from seq 4: the first turn's answer (LLM_RESPONSE, no tool call open) closes it and its chat.
+  const answered = sessionSpans(session, events, 4);
+  expect(answered.map((s) => s.name).sort()).toEqual(['chat m', 'invoke_agent']);
+  expect(answered.find((s) => s.name === 'invoke_agent')).toMatchObject({ spanId: spanIdOf('s-1', 1, 'invoke_agent'), startMs: 10, endMs: 20 });
+  expect(sessionSpans(session, events, 4)).toEqual(answered);
+  // The next batch (from seq 5: the next USER_INPUT) sends nothing for the first turn again, and the second turn, its tool call open, is not due.
+  expect(sessionSpans(session, events, 5)).toEqual([]);
+});
+
+test('a turn goes out with its answer, not at the next turn; one with a tool call open waits for it', () => {
+  const open = [ev('USER_INPUT', 10), ev('LLM_RESPONSE', 20, { model: 'm', usage: { input: 3, output: 4 } })];
+  const [chat, turn] = sessionSpans(session, open, 1);
+  expect(chat.name).toBe('chat m');
+  expect(turn).toMatchObject({ name: 'invoke_agent', startMs: 10, endMs: 20, attributes: expect.objectContaining({ 'gen_ai.usage.output_tokens': 4, 'timekeeper.seq.last': 2 }) });
+  // More events after the answer stay its children; the closing USER_INPUT / SESSION_END sends no second turn span.
+  const more = [...open, ev('TOOL_CALL', 30, { tool_name: 'late' }), ev('TOOL_RESULT', 40, { tool_name: 'late' }), ev('SESSION_END', 50)];
+  const rest = sessionSpans(session, more, 3);
+  expect(rest.map((s) => s.name)).toEqual(['execute_tool late']);
+  expect(rest[0].parentSpanId).toBe(turn.spanId);
+  // An LLM_RESPONSE while a tool call is open is not the answer: the turn ends at the later one.
+  seq = 0;
+  const tools = [ev('USER_INPUT', 10), ev('TOOL_CALL', 20, { tool_name: 'a', tool_call_id: 'x' }), ev('LLM_RESPONSE', 30, { model: 'm' }), ev('TOOL_RESULT', 40, { tool_call_id: 'x' }), ev('LLM_RESPONSE', 50, { model: 'm' })];
+  const all = sessionSpans(session, tools, 1);
+  expect(all.filter((s) => s.name === 'invoke_agent')).toEqual([expect.objectContaining({ startMs: 10, endMs: 50, attributes: expect.objectContaining({ 'timekeeper.seq.last': 5 }) })]);
+  // A turn never answered ends with its last event, sent with the next USER_INPUT.
+  seq = 0;
+  const unanswered = [ev('USER_INPUT', 10), ev('TOOL_CALL', 20, { tool_name: 'a' }), ev('USER_INPUT', 30)];
+  expect(sessionSpans(session, unanswered, 3).filter((s) => s.name === 'invoke_agent')).toEqual([expect.objectContaining({ spanId: spanIdOf('s-1', 1, 'invoke_agent'), endMs: 20 })]);
 });

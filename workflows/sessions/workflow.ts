@@ -249,7 +249,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
 
   if (!createEvent) {
     const content = createContent(input);
-    const first: Pending = { item: { eventId: settings.createEventId, type: EventType.SessionCreate, content }, bytes: 0 };
+    // occurred_at only when the creator gave one: the activity's input, not a command, so older histories replay unchanged.
+    const first: Pending = { item: { eventId: settings.createEventId, type: EventType.SessionCreate, content, ...(settings.createOccurredAt !== undefined ? { occurredAt: settings.createOccurredAt } : {}) }, bytes: 0 };
     await writeBatch([first], true);
     const o = first.outcome!;
     if (!o.ok) {

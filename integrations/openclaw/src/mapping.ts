@@ -37,7 +37,7 @@ export type EventType = 'USER_INPUT' | 'LLM_RESPONSE' | 'TOOL_CALL' | 'TOOL_RESU
 
 /** One unit of work for the outbox: what to send to which Timekeeper session. */
 export type OutboxItem =
-  | { op: 'create'; session: string; body: { session_id: string; agent_id?: string; channel?: string; metadata?: Record<string, unknown> } }
+  | { op: 'create'; session: string; body: { session_id: string; agent_id?: string; channel?: string; metadata?: Record<string, unknown>; occurred_at?: string } }
   | { op: 'append'; session: string; body: { type: EventType; content: unknown; idempotency_key: string; occurred_at?: string } }
   | { op: 'end'; session: string; body: { reason: string; idempotency_key: string; occurred_at?: string } };
 
@@ -93,10 +93,10 @@ export class HookMapper {
     return this.timeline(sessionId);
   }
 
-  sessionStart(e: SessionStartEvent, ctx: SessionContext, channel?: string): OutboxItem {
+  sessionStart(e: SessionStartEvent, ctx: SessionContext, channel?: string, at?: number): OutboxItem {
     const session = this.sid(e.sessionId);
     const metadata = defined({ source: 'openclaw', openclaw_session_id: e.sessionId, session_key: e.sessionKey, resumed_from: e.resumedFrom });
-    return { op: 'create', session, body: defined({ session_id: session, agent_id: clip(ctx.agentId, 128), channel: clip(channel, 64), metadata }) };
+    return { op: 'create', session, body: defined({ session_id: session, agent_id: clip(ctx.agentId, 128), channel: clip(channel, 64), metadata, ...occurred(at) }) };
   }
 
   /** A create for a session first seen through another hook (plugin installed mid-session, or session_start not emitted on this path). */

@@ -81,7 +81,7 @@ export class TimekeeperRecorder {
     const tl = this.map.timeline(e.sessionId);
     if (!this.on('session_start') || this.created.has(tl)) return;
     this.created.add(tl);
-    this.put(this.map.sessionStart(e, ctx, channelOfKey(e.sessionKey ?? ctx.sessionKey)));
+    this.put(this.map.sessionStart(e, ctx, channelOfKey(e.sessionKey ?? ctx.sessionKey), Date.now()));
   });
 
   readonly messageReceived = this.guard('message_received', (e: m.MessageReceivedEvent, ctx: m.MessageContext) => {

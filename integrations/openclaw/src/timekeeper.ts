@@ -15,7 +15,7 @@ export function createDeliver(opts: { url: string; apiKey?: string; timeoutMs: n
 
   const create = async (body: Extract<OutboxItem, { op: 'create' }>['body']): Promise<DeliveryOutcome> => {
     try {
-      await tk.createSession(body);
+      await withoutLateTime(body, (b) => tk.createSession(b));
       return { kind: 'delivered' };
     } catch (err) {
       // Creation is not idempotent: a retry whose first attempt took effect answers 409.
@@ -26,19 +26,7 @@ export function createDeliver(opts: { url: string; apiKey?: string; timeoutMs: n
 
   return async function deliver(item: OutboxItem): Promise<DeliveryOutcome> {
     if (item.op === 'create') return create(item.body);
-    let body = item.body;
-    const send = async () => {
-      try {
-        return await (item.op === 'append' ? tk.append(item.session, body as typeof item.body) : tk.end(item.session, body));
-      } catch (err) {
-        // Held longer than Timekeeper's EVENT_OCCURRED_AT_MAX_PAST_S (or a clock far off): the
-        // event matters more than its time, so it goes again without one (stored at its ts).
-        if (!(err instanceof TimekeeperApiError && err.errorCode === 'validation_error' && body.occurred_at && err.errors.some((f) => f.field === 'occurred_at'))) throw err;
-        const { occurred_at: _dropped, ...rest } = body;
-        body = rest;
-        return item.op === 'append' ? tk.append(item.session, body as typeof item.body) : tk.end(item.session, body);
-      }
-    };
+    const send = () => withoutLateTime(item.body, (b) => (item.op === 'append' ? tk.append(item.session, b as typeof item.body) : tk.end(item.session, b)));
     try {
       await send();
       return { kind: 'delivered' };
@@ -57,6 +45,21 @@ export function createDeliver(opts: { url: string; apiKey?: string; timeoutMs: n
       return classify(err);
     }
   };
+}
+
+/**
+ * Sends `body`; when Timekeeper refuses its occurred_at (held longer than
+ * EVENT_OCCURRED_AT_MAX_PAST_S, or a clock far off), sends it again without one: the event
+ * (or the session's start) matters more than its time, and is then stored at its ts.
+ */
+async function withoutLateTime<B extends { occurred_at?: string }, R>(body: B, send: (b: B) => Promise<R>): Promise<R> {
+  try {
+    return await send(body);
+  } catch (err) {
+    if (!(err instanceof TimekeeperApiError && err.errorCode === 'validation_error' && body.occurred_at && err.errors.some((f) => f.field === 'occurred_at'))) throw err;
+    const { occurred_at: _dropped, ...rest } = body;
+    return send(rest as B);
+  }
 }
 
 export function classify(err: unknown): DeliveryOutcome {

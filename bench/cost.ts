@@ -15,19 +15,15 @@
  */
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
-import { temporal } from '@temporalio/proto';
-import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createSessionActivities } from '../activities/sessions';
-import { SessionClient } from '../clients/sessions';
-import { createPool } from '../lib/db';
 import { TUNABLE } from '../lib/domain/limits';
 import { EventType } from '../lib/domain/sessions';
 import { startFaultRig } from '../test/support/fault-rig';
-import { createTimekeeperWorker } from '../worker/worker';
 import { startFloor } from './floor/floor';
 import { f1, runPool, Series, timed } from './measure';
 import { cpuByGroup } from './procs';
+import { eventsByType, startInProcessWorker } from './worker-counts';
 
 /** Counts the statements sent on every client the pool hands out. */
 function countQueries(pool: Pool): { readonly n: number } {
@@ -42,35 +38,14 @@ function countQueries(pool: Pool): { readonly n: number } {
   return c;
 }
 
-/** Counts workflow activations the worker starts (its in-flight count going up). */
-function countActivations(worker: Worker): { readonly n: number } {
-  const c = { n: 0 };
-  let prev = 0;
-  worker.numInFlightActivations$.subscribe((v) => {
-    if (v > prev) c.n += v - prev;
-    prev = v;
-  });
-  return c;
-}
-
 async function main(): Promise<void> {
   const n = Number(process.argv[2] ?? 200);
   const concurrent = Number(process.argv[3] ?? 50);
   const rig = await startFaultRig({});
-  const pool = createPool(rig.config.databaseUrl);
-  const queries = countQueries(pool);
-  const tw = await createTimekeeperWorker({ connection: rig.client.connection as NativeConnection, namespace: rig.config.temporalNamespace, taskQueue: rig.config.taskQueue, pool });
-  const running = tw.run();
-  const activations = countActivations(tw.workers[0]);
+  let queries: { readonly n: number } = { n: 0 };
+  const worker = await startInProcessWorker(rig, (pool) => (queries = countQueries(pool)));
+  const { activations, sessions } = worker;
   const floor = await startFloor(rig.temporalAddress, rig.config.temporalNamespace);
-  const sessions = new SessionClient({
-    client: rig.client,
-    pool: rig.pool,
-    taskQueue: rig.config.taskQueue,
-    maxContentBytes: TUNABLE.maxContentBytes.default,
-    updatesPerRun: TUNABLE.updatesPerRun.default,
-    writeTimeoutMs: 30_000,
-  });
   const writer = createSessionActivities(rig.pool);
   const run = `cost_${Date.now()}`;
   const content = (k: number): { [k: string]: string } => (k % 2 ? { input: `question ${k}` } : { response: `answer ${k}` });
@@ -115,12 +90,7 @@ async function main(): Promise<void> {
 
   const history = async (id: string) => {
     const h = await rig.client.workflow.getHandle(`session/${id}`).fetchHistory();
-    const byType = new Map<string, number>();
-    for (const e of h.events ?? []) {
-      const name = String(temporal.api.enums.v1.EventType[Number(e.eventType)] ?? e.eventType).replace(/^EVENT_TYPE_/, '');
-      byType.set(name, (byType.get(name) ?? 0) + 1);
-    }
-    return { total: h.events?.length ?? 0, byType };
+    return { total: h.events?.length ?? 0, byType: eventsByType(h.events ?? []) };
   };
   // The single writer's current run holds the appends since the last continue-as-new.
   const perRun = Math.min(n, TUNABLE.updatesPerRun.default);
@@ -166,10 +136,8 @@ async function main(): Promise<void> {
   console.log(`\n== one session, 100 concurrent appends ==`);
   console.log(`  per append: ${((activations.n - a2) / 100).toFixed(2)} activations, ${((queries.n - q2) / 100).toFixed(2)} PostgreSQL statements; history ${hb.total} events: ${[...hb.byType].map(([t, c]) => `${t} ${c}`).join(', ')}`);
 
-  tw.shutdown();
-  await running.catch(() => undefined);
+  await worker.stop();
   await floor.close();
-  await pool.end();
   await rig.stop();
 }
 

@@ -288,6 +288,21 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
     return [{ name: 'idle-timeout', history: await finish(ctx, h, 'idle') }];
   },
 
+  /**
+   * (e2) `idleTimeoutS = 2` with three appends 0.8 s apart, then idle: under patch
+   * `session-idle-timer-per-period` the appends start no timer; the one armed at create fires
+   * while the session is still active and is armed again for the last append's deadline, then idle.
+   */
+  async 'idle-timeout-appends'(ctx) {
+    const h = await createSession(ctx, 'record-idle-appends', { idleTimeoutS: 2 });
+    for (let i = 1; i <= 3; i++) {
+      await new Promise((r) => setTimeout(r, 800));
+      const r = await append(h, EventType.UserInput, CONTENT[EventType.UserInput](i));
+      assert(r.event.seq === i + 1, `idle-appends: seq ${i + 1}`);
+    }
+    return [{ name: 'idle-timeout-appends', history: await finish(ctx, h, 'idle') }];
+  },
+
   /** (f) intent requested → in-progress → done, linked to a session (each transition appended to it); closes on done. */
   async 'intent-lifecycle'(ctx) {
     const session = await createSession(ctx, 'record-intent-link');

@@ -116,6 +116,9 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
 
   /** Writes one transition; one at a time, so each is checked against the head the previous one left. */
   async function write(req: TransitionRequest, actor: Actor, create: boolean): Promise<TransitionOutcome> {
+    // Always awaited, even when nothing is writing: two updates started in one activation both pass it
+    // before either sets `writing` (their two writes then run concurrently, as recorded histories hold),
+    // and skipping it when free would serialize them and change those histories' commands.
     await condition(() => !writing);
     writing = true;
     try {
@@ -147,7 +150,10 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
     async (req: TransitionRequest) => {
       const known = stored.get(req.transitionId);
       if (known) return known;
-      await condition(() => head !== null || createFailure !== null);
+      // Only before the creating transition is stored (an update that raced the start): `condition()`
+      // costs three promises, each with a captured stack, and once created it would resolve at once.
+      // The handler reaches write() in the same microtask drain either way, so no command moves.
+      if (head === null && createFailure === null) await condition(() => head !== null || createFailure !== null);
       if (!head) throw createFailure!.toFailure();
       const o = await write(req, Actor.Agent, false);
       if (!o.ok) throw DomainError.fromDetail(o.error).toFailure();

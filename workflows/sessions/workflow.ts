@@ -12,8 +12,10 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyLocalActivities,
   setHandler,
+  sleep,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -265,13 +267,50 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   const idleMs = settings.idleTimeoutS ? settings.idleTimeoutS * 1000 : undefined;
   const rotationDue = () => appendsThisRun >= settings.updatesPerRun || workflowInfo().continueAsNewSuggested;
 
+  // Decided once per run, and only for sessions with an idle timeout (a run without one writes no
+  // marker): one idle timer per idle period instead of one per loop turn. Before the patch every
+  // append cancelled the running timer and started a new one (TIMER_CANCELED + TIMER_STARTED, two
+  // commands and the condition's sleep, race and scope per append); runs recorded without the
+  // marker keep that path to their end.
+  const idlePerPeriod = idleMs !== undefined && patched('session-idle-timer-per-period');
+  /** The idle timer running under the patch: due at `atMs`; when it fires, the loop checks whether the session really was idle since. */
+  interface IdleTimer {
+    atMs: number;
+    fired: boolean;
+  }
+  // Widened by hand: assigned inside armIdle, which TypeScript's narrowing of the loop does not see.
+  let idleTimer = null as IdleTimer | null;
+  function armIdle(): IdleTimer {
+    if (idleTimer && !idleTimer.fired) return idleTimer;
+    const timer: IdleTimer = { atMs: lastActivityMs + idleMs!, fired: false };
+    sleep(Math.max(1, timer.atMs - Date.now())).then(
+      () => (timer.fired = true),
+      () => undefined, // the workflow was cancelled: the loop's condition fails with it
+    );
+    idleTimer = timer;
+    return timer;
+  }
+
   for (;;) {
     const wait = () => queue.length > 0 || (rotationDue() && allHandlersFinished());
-    // Without an idle timeout there is no timer to (re)start, so a loop that finds work queued
-    // goes straight on without creating the condition's promises (with one, the timer's seq
-    // numbering must stay as recorded histories have it).
-    const woke =
-      idleMs === undefined ? (wait() || (await condition(wait)), true) : await condition(wait, Math.max(1, lastActivityMs + idleMs - Date.now()));
+    let woke: boolean;
+    if (idleMs === undefined) {
+      // No timer to (re)start, so a loop that finds work queued goes straight on without creating
+      // the condition's promises.
+      woke = wait() || (await condition(wait), true);
+    } else if (idlePerPeriod) {
+      if (!wait()) {
+        const timer = armIdle();
+        await condition(() => wait() || timer.fired);
+      }
+      // A fired timer is spent; the next turn that waits arms one for the last activity's deadline.
+      const fired = idleTimer?.fired === true;
+      if (fired) idleTimer = null;
+      woke = !fired;
+    } else {
+      // The timer's seq numbering must stay as recorded histories have it.
+      woke = await condition(wait, Math.max(1, lastActivityMs + idleMs - Date.now()));
+    }
     if (!woke && idleMs !== undefined && Date.now() - lastActivityMs >= idleMs && status === SessionStatus.Open) {
       status = SessionStatus.Ending;
       endReason = 'idle';

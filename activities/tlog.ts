@@ -33,6 +33,8 @@ export interface TlogDeps {
   log?: (instanceId: string) => { origin: string; signer: CheckpointSigner };
   /** How long the builder waits after a batch that found nothing new (LOG_BATCH_INTERVAL_MS). */
   intervalMs?: number;
+  /** LOG_TILE_CACHE_BYTES, for the witnesses' consistency proofs (default 64 MiB). */
+  tileCacheBytes?: number;
   /** LOG_WITNESSES / LOG_WITNESS_QUORUM; default none: checkpoints are published log-signed only. */
   witnessing?: WitnessingSettings;
   /** OUTBOUND_ALLOW_HOSTS, for redirects of witness requests (a witness's own host is allowed). */
@@ -40,7 +42,7 @@ export interface TlogDeps {
 }
 
 export function createTlogActivities(deps: TlogDeps) {
-  const store = new TlogStore(deps.pool);
+  const store = new TlogStore(deps.pool, { tileCacheBytes: deps.tileCacheBytes });
   const instance = databaseInstanceReader(deps.pool);
   let identity: { origin: string; signer: CheckpointSigner } | undefined;
   let keyRecorded = false;

@@ -92,6 +92,8 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   app.use(docsRouter());
   app.use(metricsRouter({ client, pool, keys, namespace: config.temporalNamespace, taskQueue: config.taskQueue, workerMetricsUrl }));
 
+  // One log store for the process: its tile cache serves every route that proves against the log.
+  const tlog = new TlogStore(pool, { tileCacheBytes: config.logTileCacheBytes });
   const deps = {
     admission,
     sessions: new SessionClient({
@@ -104,7 +106,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       occurredAt: { maxPastS: config.occurredAtMaxPastS, maxFutureS: config.occurredAtMaxFutureS },
     }),
     store: new SessionStore(pool),
-    tlog: new TlogStore(pool),
+    tlog,
     witnessesConfigured: config.logWitnessing.witnesses.length > 0,
     keys,
     temporalUiUrl: config.temporalUiUrl,
@@ -112,7 +114,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
   };
   app.use(seedRouter(deps));
   app.use(v1Router(deps));
-  app.use(omlRouter(intentDeps({ client, pool, config, keys }, admission)));
+  app.use(omlRouter(intentDeps({ client, pool, config, keys }, admission, tlog)));
   app.use(
     taskRouter({
       tasks: new TaskClient({ client, pool, taskQueue: config.taskQueue, runQueues: taskRunQueues(config) }),
@@ -132,7 +134,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       keys,
     }),
   );
-  app.use(tlogRouter({ store: new TlogStore(pool), keys }));
+  app.use(tlogRouter({ store: tlog, keys }));
   app.use((req, _res, next) => next(DomainError.field('not_found', 'path', 'unknown route').withMessage(`no route for ${req.method} ${req.path}`)));
   app.use(errorHandler);
   return app;
@@ -163,13 +165,13 @@ function refuseCreatesEarly(admission: Admission, keys: KeyStore): RequestHandle
   };
 }
 
-function intentDeps({ client, pool, config, keys }: AppDeps, admission: Admission) {
+function intentDeps({ client, pool, config, keys }: AppDeps, admission: Admission, tlog: TlogStore) {
   return {
     admission,
     intents: IntentClient.fromConfig(client, pool, config),
     store: new IntentStore(pool),
     sessions: new SessionStore(pool),
-    tlog: new TlogStore(pool),
+    tlog,
     keys,
     pool,
     client,

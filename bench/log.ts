@@ -5,12 +5,15 @@
  *
  *   npm run bench:log                       # 10,000,000 leaves, proofs, then the seed load
  *   npm run bench:log -- --leaves 1000000 --proofs 500 --no-load
+ *   npm run bench:log -- --no-load --keep-db tk_bench_log_10m   # seed once, keep, reuse next time
  *
  * 1. Seed: --leaves leaf hashes generated straight into the tile store (the builder's own
  *    extend + tileStrips, whole tiles per INSERT), and a checkpoint at that size.
- * 2. Proofs: --proofs inclusion proofs (random leaf, tree = the seed) and consistency proofs
- *    (random older size to the seed), each as the API's route computes it (TlogStore tiles +
- *    lib/tlog/tree.ts): p50/p99. Target p99 <= 20 ms.
+ * 2. Proofs: --proofs rounds of an inclusion proof (random leaf, tree = the seed), a
+ *    consistency proof (random older size to the seed), each as the API's route computes it
+ *    (TlogStore's published size and tiles + lib/tlog/tree.ts), and the floor (one tile read by
+ *    primary key), interleaved; without and with the tile cache: p50/p99/max and CPU per call.
+ *    Target p99 <= 20 ms.
  * 3. Load (unless --no-load): the seed scenario (100 sessions x 5 appends, all sessions at once,
  *    through the typed client) twice, first without the log builder, then with it: append
  *    p50/p99 and appends/s each time (target: no slower with the log), and with the log the
@@ -36,6 +39,7 @@ import { createPool, quoteIdent, withDatabase } from '../lib/db';
 import { configureLogger } from '../lib/log';
 import { migrate } from '../lib/migrate';
 import { checkpointBody, TlogStore } from '../lib/store/tlog';
+import { DEFAULT_TILE_CACHE_BYTES } from '../lib/tlog/tile-cache';
 import { ensureSearchAttributes } from '../lib/temporal';
 import { freePort, startDevServer } from '../lib/temporal-server';
 import { generateNoteKey, noteSigner, signNote } from '../lib/tlog/note';
@@ -49,6 +53,8 @@ const arg = (name: string, dflt: number): number => {
 const LEAVES = arg('leaves', 10_000_000);
 const PROOFS = arg('proofs', 1000);
 const LOAD = !process.argv.includes('--no-load');
+/** --keep-db NAME: use (and keep) that scratch database; a tree already seeded there at --leaves is reused (seeding 10M leaves takes minutes). */
+const KEEP_DB = process.argv.includes('--keep-db') ? process.argv[process.argv.indexOf('--keep-db') + 1] : undefined;
 
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const pct = (xs: number[], p: number) => {
@@ -83,30 +89,32 @@ async function seedTree(pool: Pool, n: number): Promise<{ root: Buffer }> {
   return { root };
 }
 
-/** Wall time of each call, and this process's CPU time over all of them (ms per call): on a loaded host the difference is the wait for a core. */
-const cpuPerCall: number[] = [];
-async function timeMany(count: number, one: () => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  const cpu = process.cpuUsage();
-  for (let i = 0; i < count; i++) {
+/** Wall time and this process's CPU time (user + system) of each call: on a loaded host the difference is mostly the wait for a core. */
+class Timing {
+  wall: number[] = [];
+  cpu = 0;
+  async time(one: () => Promise<unknown>): Promise<void> {
+    const c = process.cpuUsage();
     const t = performance.now();
     await one();
-    out.push(performance.now() - t);
+    this.wall.push(performance.now() - t);
+    const used = process.cpuUsage(c);
+    this.cpu += (used.user + used.system) / 1000;
   }
-  const used = process.cpuUsage(cpu);
-  cpuPerCall.push((used.user + used.system) / 1000 / count);
-  return out;
+  summary(): string {
+    return `p50 ${ms(pct(this.wall, 50))}  p99 ${ms(pct(this.wall, 99))}  max ${ms(Math.max(...this.wall))}  CPU ${(this.cpu / this.wall.length).toFixed(2)} ms a call`;
+  }
 }
 
 async function main(): Promise<void> {
   const server = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const dbName = `timekeeper_bench_log_${process.pid}`;
+  const dbName = KEEP_DB ?? `timekeeper_bench_log_${process.pid}`;
   const ownerUrl = withDatabase(server, dbName);
   const admin = new Client({ connectionString: withDatabase(server, 'postgres') });
   await admin.connect();
   console.log(`bench:log  leaves ${LEAVES.toLocaleString('en')}, proofs ${PROOFS}, load ${LOAD}; database ${dbName}; load average ${load()}`);
   const cleanups: (() => Promise<unknown>)[] = [async () => {
-    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`);
+    if (!KEEP_DB) await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`);
     await admin.end();
   }];
   try {
@@ -116,34 +124,52 @@ async function main(): Promise<void> {
 
     // ---- 1. seed the tree -------------------------------------------------------------
     const t0 = performance.now();
-    const { root } = await seedTree(owner, LEAVES);
-    const key = generateNoteKey('bench/log');
-    const note = signNote(checkpointBody('bench/log', LEAVES, root), noteSigner(key.signerKey));
-    await owner.query(
-      "INSERT INTO tlog_checkpoints (tree_size, root_hash, note, verifier_key, cursor_xid, cursor_source, cursor_chain, cursor_seq) VALUES ($1, $2, $3, $4, '0', 0, '', 1)",
-      [LEAVES, root, note, key.verifierKey],
-    );
-    await owner.query('ANALYZE tlog_tiles');
+    const seeded = await owner.query('SELECT max(tree_size)::bigint AS size FROM tlog_checkpoints');
+    if (seeded.rows[0].size !== null && Number(seeded.rows[0].size) !== LEAVES) throw new Error(`${dbName} holds a tree of ${seeded.rows[0].size} leaves, not --leaves ${LEAVES}`);
+    if (seeded.rows[0].size === null) {
+      const { root } = await seedTree(owner, LEAVES);
+      const key = generateNoteKey('bench/log');
+      const note = signNote(checkpointBody('bench/log', LEAVES, root), noteSigner(key.signerKey));
+      await owner.query(
+        "INSERT INTO tlog_checkpoints (tree_size, root_hash, note, verifier_key, cursor_xid, cursor_source, cursor_chain, cursor_seq) VALUES ($1, $2, $3, $4, '0', 0, '', 1)",
+        [LEAVES, root, note, key.verifierKey],
+      );
+      await owner.query('ANALYZE tlog_tiles');
+    } else console.log(`seed: reusing the tree of ${LEAVES.toLocaleString('en')} leaves in ${dbName}`);
     const tiles = await owner.query("SELECT count(*)::int AS n, pg_size_pretty(pg_total_relation_size('tlog_tiles')) AS size FROM tlog_tiles");
     console.log(`seed: ${LEAVES.toLocaleString('en')} leaves in ${((performance.now() - t0) / 1000).toFixed(1)} s, ${tiles.rows[0].n} tile strips, ${tiles.rows[0].size}; load average ${load()}`);
 
     // ---- 2. proofs --------------------------------------------------------------------
-    const store = new TlogStore(owner);
+    // Interleaved, one inclusion proof, one consistency proof and one floor read per round, so
+    // that the three see the same load; twice: without the tile cache (LOG_TILE_CACHE_BYTES=0)
+    // and with the default one (a fresh store: its cache fills during the run).
     const rnd = (n: number) => Math.floor(Math.random() * n);
-    await timeMany(20, () => inclusionProof(rnd(LEAVES), LEAVES, store.readTiles)); // warm the connections
-    const inc = await timeMany(PROOFS, async () => {
-      const i = rnd(LEAVES);
-      const read = cachedReader(store.readTiles);
-      await inclusionProof(i, LEAVES, read);
-      await leafAt(i, read);
-    });
-    const con = await timeMany(PROOFS, () => consistencyProof(1 + rnd(LEAVES - 1), LEAVES, store.readTiles));
-    // The floor: one indexed primary-key read of one tile, the least a proof can cost.
-    const floor = await timeMany(PROOFS, () => owner.query('SELECT hashes FROM tlog_tiles WHERE level = 0 AND tile_index = $1 AND start = 0', [rnd(Math.floor(LEAVES / 256))]));
-    const [, incCpu, conCpu] = cpuPerCall;
-    console.log(`inclusion proofs   (${PROOFS}, tree ${LEAVES.toLocaleString('en')}): p50 ${ms(pct(inc, 50))}  p99 ${ms(pct(inc, 99))}  (target p99 <= 20 ms); this process's CPU ${ms(incCpu)} per proof`);
-    console.log(`consistency proofs (${PROOFS}, to ${LEAVES.toLocaleString('en')}): p50 ${ms(pct(con, 50))}  p99 ${ms(pct(con, 99))}  (target p99 <= 20 ms); this process's CPU ${ms(conCpu)} per proof`);
-    console.log(`floor: one tile read by primary key: p50 ${ms(pct(floor, 50))}  p99 ${ms(pct(floor, 99))}; load average ${load()}`);
+    const floorRead = () => owner.query('SELECT hashes FROM tlog_tiles WHERE level = 0 AND tile_index = $1 AND start = 0', [rnd(Math.floor(LEAVES / 256))]);
+    for (let i = 0; i < 20; i++) await floorRead(); // warm the connections
+    for (const [label, cacheBytes] of [['tile cache off', 0], [`tile cache ${DEFAULT_TILE_CACHE_BYTES / 2 ** 20} MiB`, DEFAULT_TILE_CACHE_BYTES]] as const) {
+      const store = new TlogStore(owner, { tileCacheBytes: cacheBytes });
+      // As the routes (api/tlog/routes.ts) compute them: the published size, the tiles, the hashes.
+      const inclusion = async () => {
+        const i = rnd(LEAVES);
+        if ((await store.publishedSize(LEAVES)) < LEAVES) throw new Error('no checkpoint at the seeded size');
+        const read = cachedReader(store.readTiles);
+        await inclusionProof(i, LEAVES, read);
+        await leafAt(i, read);
+      };
+      const consistency = async () => {
+        if ((await store.publishedSize(LEAVES)) < LEAVES) throw new Error('no checkpoint at the seeded size');
+        await consistencyProof(1 + rnd(LEAVES - 1), LEAVES, store.readTiles);
+      };
+      const kinds = { inclusion: new Timing(), consistency: new Timing(), floor: new Timing() };
+      for (let i = 0; i < PROOFS; i++) {
+        await kinds.inclusion.time(inclusion);
+        await kinds.consistency.time(consistency);
+        await kinds.floor.time(floorRead);
+      }
+      console.log(`${label} (${PROOFS} rounds, tree ${LEAVES.toLocaleString('en')}; target p99 <= 20 ms):`);
+      for (const [kind, t] of Object.entries(kinds)) console.log(`  ${kind.padEnd(12)} ${t.summary()}`);
+      console.log(`  (floor: one tile read by primary key; CPU: this process's user+system time per call); load average ${load()}`);
+    }
 
     if (LOAD) await loadPart(ownerUrl, cleanups);
   } finally {

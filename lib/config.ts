@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { LIMITS, TUNABLE, Tunable } from './domain/limits';
 import { AGENT_TYPES, DELIVERY_TYPES, SECRET_NAME_RE } from './domain/tasks';
 import type { AgentTaskBounds } from './agent-task-bounds';
+import { DEFAULT_TILE_CACHE_BYTES } from './tlog/tile-cache';
 import { witnessingSettings, type WitnessingSettings } from './tlog/witnessing';
 
 export const APP_ROLE = 'timekeeper_app';
@@ -113,6 +114,7 @@ const EnvSchema = z.object({
   LOG_ORIGIN: optional.pipe(z.string().regex(/^[\x21-\x2a\x2c-\x7e]{1,200}$/, { error: 'LOG_ORIGIN must be 1-200 printable ASCII characters without spaces or "+" (it is also the signing key\'s name)' }).optional()),
   LOG_SIGNING_KEY_FILE: optional,
   LOG_BATCH_INTERVAL_MS: intVar('LOG_BATCH_INTERVAL_MS', 1000, 100, 4000),
+  LOG_TILE_CACHE_BYTES: intVar('LOG_TILE_CACHE_BYTES', DEFAULT_TILE_CACHE_BYTES, 0, 16 * 1024 ** 3),
   LOG_WITNESSES: optional,
   LOG_WITNESS_QUORUM: optional,
   PUBLIC_URL: optional.pipe(z.url({ error: 'PUBLIC_URL must be an http(s) URL', protocol: /^https?$/ }).optional()),
@@ -251,6 +253,8 @@ export interface Config {
   logSigningKeyFile: string | undefined;
   /** LOG_BATCH_INTERVAL_MS: how often the log builder looks for new records (100-4000, default 1000). */
   logBatchIntervalMs: number;
+  /** LOG_TILE_CACHE_BYTES: the log's tiles kept in memory per process for proofs (0-16 GiB, default 64 MiB; 0: none; lib/tlog/tile-cache.ts). */
+  logTileCacheBytes: number;
   /** LOG_WITNESSES and LOG_WITNESS_QUORUM: the witnesses each checkpoint goes to and how many must cosign (lib/tlog/witnessing.ts). */
   logWitnessing: WitnessingSettings;
   /**
@@ -384,6 +388,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logOrigin: e.LOG_ORIGIN,
     logSigningKeyFile: e.LOG_SIGNING_KEY_FILE,
     logBatchIntervalMs: e.LOG_BATCH_INTERVAL_MS,
+    logTileCacheBytes: e.LOG_TILE_CACHE_BYTES,
     logWitnessing: witnessingSettings(e.LOG_WITNESSES, e.LOG_WITNESS_QUORUM),
     publicUrl: (e.PUBLIC_URL ?? `http://${listenHostForUrl(e.HOST ?? '127.0.0.1')}:${e.PORT}`).replace(/\/+$/, ''),
     tasksTaskQueue: e.TASKS_TASK_QUEUE,

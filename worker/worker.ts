@@ -65,7 +65,7 @@ export interface TimekeeperWorkerOptions {
    * LOG_BATCH_INTERVAL_MS): this worker starts the instance's log builder and signs its
    * checkpoints. Default: no builder from this worker.
    */
-  tlog?: Pick<Config, 'logOrigin' | 'logSigningKeyFile' | 'dataDir' | 'logBatchIntervalMs'> & Partial<Pick<Config, 'logWitnessing' | 'outboundAllowHosts'>>;
+  tlog?: Pick<Config, 'logOrigin' | 'logSigningKeyFile' | 'dataDir' | 'logBatchIntervalMs'> & Partial<Pick<Config, 'logWitnessing' | 'outboundAllowHosts' | 'logTileCacheBytes'>>;
   /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows once at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -117,6 +117,7 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     otel: telemetry?.activityExport,
     tlog: opts.tlog && {
       intervalMs: opts.tlog.logBatchIntervalMs,
+      tileCacheBytes: opts.tlog.logTileCacheBytes,
       witnessing: opts.tlog.logWitnessing,
       outboundAllowHosts: opts.tlog.outboundAllowHosts,
       log: (instanceId: string) => {

@@ -18,8 +18,6 @@ const b64 = (b: Buffer): string => b.toString('base64');
 export function tlogRouter({ store, keys }: TlogRouteDeps): Router {
   const r = Router();
 
-  /** The latest size, for bounds: a proof is only given against a tree the log has published. */
-  const publishedSize = async (): Promise<number> => (await store.latestCheckpoint())?.treeSize ?? 0;
 
   route(r, keys, getLogKey, async (_req, res) => {
     const key = await store.verifierKey();
@@ -41,7 +39,8 @@ export function tlogRouter({ store, keys }: TlogRouteDeps): Router {
     const q = parse(getInclusionProof.query, queryObject(req));
     if (q.tree_size < 1) throw DomainError.validation('tree_size', 'must be at least 1');
     if (q.leaf_index >= q.tree_size) throw DomainError.validation('leaf_index', `must be less than tree_size (${q.tree_size})`);
-    const size = await publishedSize();
+    // A proof is only given against a tree the log has published.
+    const size = await store.publishedSize(q.tree_size);
     if (q.tree_size > size) throw DomainError.validation('tree_size', `must be at most the latest checkpoint's size (${size})`);
     // One read of the tiles: the leaf's own tile is among the proof's.
     const read = cachedReader(store.readTiles);
@@ -53,7 +52,7 @@ export function tlogRouter({ store, keys }: TlogRouteDeps): Router {
   route(r, keys, getConsistencyProof, async (req, res) => {
     const q = parse(getConsistencyProof.query, queryObject(req));
     if (q.from > q.to) throw DomainError.validation('from', `must be at most to (${q.to})`);
-    const size = await publishedSize();
+    const size = await store.publishedSize(q.to);
     if (q.to > size) throw DomainError.validation('to', `must be at most the latest checkpoint's size (${size})`);
     res.json({ from: q.from, to: q.to, hashes: (await consistencyProof(q.from, q.to, store.readTiles)).map(b64) });
   });

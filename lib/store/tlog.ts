@@ -8,6 +8,7 @@ import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '../db';
 import type { ChainLeaf } from '../tlog/chain-check';
 import { formatCheckpoint } from '../tlog/checkpoint';
+import { cachingTileReader, DEFAULT_TILE_CACHE_BYTES } from '../tlog/tile-cache';
 import { extend, frontierOf, HASH_SIZE, leafHash, tileKey, tileStrips, type TileId, type TileReader } from '../tlog/tree';
 
 /** The chains the log covers, by their `source` number in tlog_leaves. */
@@ -140,10 +141,34 @@ export interface BatchResult {
   checkpoint?: StoredCheckpoint;
 }
 
-export class TlogStore {
-  constructor(private readonly pool: Pool) {}
+export interface TlogStoreOptions {
+  /** LOG_TILE_CACHE_BYTES: tiles kept in memory for proofs (lib/tlog/tile-cache.ts); 0: none. Default 64 MiB. */
+  tileCacheBytes?: number;
+}
 
-  readTiles: TileReader = (ids) => tileReader(this.pool)(ids);
+export class TlogStore {
+  /** Tiles for proofs, through this store's tile cache (the builder reads its own in its transaction). */
+  readonly readTiles: TileReader;
+  /** The largest checkpoint size seen: sizes only grow, so a size at most this one needs no query. */
+  private knownSize = 0;
+
+  constructor(
+    private readonly pool: Pool,
+    opts: TlogStoreOptions = {},
+  ) {
+    this.readTiles = cachingTileReader(tileReader(pool), opts.tileCacheBytes ?? DEFAULT_TILE_CACHE_BYTES);
+  }
+
+  /**
+   * The latest checkpoint's size, or a size already seen when that is at least `atLeast` (a proof
+   * against a published size needs no query then); 0 before the first checkpoint.
+   */
+  async publishedSize(atLeast: number): Promise<number> {
+    if (atLeast <= this.knownSize) return this.knownSize;
+    const { rows } = await this.pool.query('SELECT max(tree_size) AS size FROM tlog_checkpoints');
+    this.knownSize = Math.max(this.knownSize, Number(rows[0].size ?? 0));
+    return this.knownSize;
+  }
 
   async latestCheckpoint(): Promise<StoredCheckpoint | null> {
     const { rows } = await this.pool.query('SELECT tree_size, root_hash, note, verifier_key, recorded_at FROM tlog_checkpoints ORDER BY tree_size DESC LIMIT 1');

@@ -10,8 +10,10 @@
  * Storage model (as tlog-tiles): the stored hashes are the complete nodes at levels 0, 8,
  * 16, … (tile height 8). A tile (L, N) holds the level-8L node hashes N·256 … N·256+255; a
  * partial tile holds a prefix. Any complete node (level ℓ, index k) is computed from the
- * 2^(ℓ mod 8) stored hashes below it in one tile: a proof over 10^7 leaves reads a handful of
- * tiles and hashes at most a few thousand pairs.
+ * 2^(ℓ mod 8) stored hashes below it in one tile. A tile's inner nodes (its rows 1…7) are
+ * computed once per tile Buffer (tileRows, at most 254 hashes) and kept with it: a tile the
+ * caller keeps in memory (lib/tlog/tile-cache.ts) answers any of its nodes by lookup, and a
+ * proof over 10^7 leaves hashes only the tiles it had to read.
  */
 import { hash } from 'node:crypto';
 import { EMPTY_ROOT, HASH_SIZE, leafHash, nodeHash } from './verify';
@@ -141,59 +143,105 @@ export function nodeSource(node: NodeId): { tile: TileId; from: number; to: numb
   return { tile: { level: tileLevel, index: tileIndex }, from, to: from + 2 ** r };
 }
 
-/** Tiles as the store returns them: the hashes present so far (a partial tile is a prefix). */
-export type TileReader = (tiles: TileId[]) => Promise<Map<string, Buffer>>;
+/** A tile a caller needs, and how many of its hashes (from the start) it needs. */
+export interface TileNeed extends TileId {
+  hashes: number;
+}
+
+/**
+ * Tiles as the store returns them: the hashes present so far (a partial tile is a prefix; a
+ * reader may answer with a longer prefix than needed, or leave out a tile it does not have).
+ */
+export type TileReader = (tiles: TileNeed[]) => Promise<Map<string, Buffer>>;
 
 export const tileKey = (t: TileId): string => `${t.level}/${t.index}`;
 
-/** A complete node's hash from its tile's stored hashes (a perfect subtree of them). */
+/** Where row r (1…7) of a tile's inner nodes starts in tileRows' buffer, in hashes: rows 1…r−1 before it. */
+const rowStart = (r: number): number => TILE_WIDTH - (2 * TILE_WIDTH) / 2 ** r;
+/** The size of tileRows' buffer: rows 1…7 of a full tile (128 + 64 + … + 2 = 254 hashes). */
+export const TILE_ROWS_BYTES = rowStart(TILE_HEIGHT) * HASH_SIZE;
+
+// Keyed by the tile Buffer itself: a tile kept in memory is hashed once, a tile read for one
+// proof is collected with its rows.
+const rowsOf = new WeakMap<Buffer, Buffer>();
+
+/**
+ * A tile's inner nodes: row r (1…7) holds the level-(8L + r) node hashes over the tile's
+ * stored hashes, ⌊width / 2^r⌋ of them (only complete nodes: a partial tile's rows are shorter),
+ * at rowStart(r). Computed once per Buffer, one-shot hashing over one reused input buffer.
+ */
+export function tileRows(tile: Buffer): Buffer {
+  let rows = rowsOf.get(tile);
+  if (rows) return rows;
+  rows = Buffer.allocUnsafe(TILE_ROWS_BYTES);
+  const input = Buffer.alloc(1 + 2 * HASH_SIZE, 1);
+  const width = tile.length / HASH_SIZE;
+  let below = tile;
+  let belowAt = 0;
+  for (let r = 1; r < TILE_HEIGHT; r++) {
+    const at = rowStart(r) * HASH_SIZE;
+    const count = Math.floor(width / 2 ** r);
+    for (let i = 0; i < count; i++) {
+      below.copy(input, 1, belowAt + 2 * i * HASH_SIZE, belowAt + (2 * i + 2) * HASH_SIZE);
+      (hash('sha256', input, 'buffer') as Buffer).copy(rows, at + i * HASH_SIZE);
+    }
+    below = rows;
+    belowAt = at;
+  }
+  rowsOf.set(tile, rows);
+  return rows;
+}
+
+/** A complete node's hash from its tile: a stored hash, or one of the tile's inner nodes. */
 export function nodeFromTile(node: NodeId, tiles: Map<string, Buffer>): Buffer {
   const src = nodeSource(node);
   const tile = tiles.get(tileKey(src.tile));
   if (!tile || tile.length < src.to * HASH_SIZE) {
     throw new Error(`tile ${tileKey(src.tile)} lacks the hashes of node level ${node.level} index ${node.index}`);
   }
-  if (src.to - src.from === 1) return Buffer.from(tile.subarray(src.from * HASH_SIZE, src.to * HASH_SIZE));
-  // Up to 255 node hashes per call: one-shot hashing over one reused input buffer (nodeHash's
-  // SHA-256(0x01 ‖ left ‖ right), without a Hash object per node).
-  const input = Buffer.alloc(1 + 2 * HASH_SIZE, 1);
-  let row = tile.subarray(src.from * HASH_SIZE, src.to * HASH_SIZE);
-  while (row.length > HASH_SIZE) {
-    const next = Buffer.alloc(row.length / 2);
-    for (let i = 0; i < row.length; i += 2 * HASH_SIZE) {
-      row.copy(input, 1, i, i + 2 * HASH_SIZE);
-      (hash('sha256', input, 'buffer') as Buffer).copy(next, i / 2);
-    }
-    row = next;
+  const r = Math.log2(src.to - src.from);
+  if (r === 0) return Buffer.from(tile.subarray(src.from * HASH_SIZE, src.to * HASH_SIZE));
+  const at = (rowStart(r) + src.from / 2 ** r) * HASH_SIZE;
+  return Buffer.from(tileRows(tile).subarray(at, at + HASH_SIZE));
+}
+
+/** The tiles some nodes come from, each with the hashes the nodes need. */
+function tilesFor(nodes: NodeId[]): TileNeed[] {
+  const wanted = new Map<string, TileNeed>();
+  for (const n of nodes) {
+    const { tile, to } = nodeSource(n);
+    const key = tileKey(tile);
+    const w = wanted.get(key);
+    if (!w) wanted.set(key, { ...tile, hashes: to });
+    else w.hashes = Math.max(w.hashes, to);
   }
-  return Buffer.from(row);
+  return [...wanted.values()];
 }
 
 /** Reads every tile the ranges need in one call and returns each range's MTH. */
 export async function rangeHashes(ranges: Range[], read: TileReader): Promise<Buffer[]> {
   const nodes = ranges.map((r) => rangeNodes(r.lo, r.hi));
-  const wanted = new Map<string, TileId>();
-  for (const n of nodes.flat()) {
-    const t = nodeSource(n).tile;
-    wanted.set(tileKey(t), t);
-  }
-  const tiles = await read([...wanted.values()]);
+  const tiles = await read(tilesFor(nodes.flat()));
   return nodes.map((ns) => foldRange(ns.map((n) => nodeFromTile(n, tiles))));
 }
 
 /** The leaf hash at one index, from its level-0 tile. */
 export async function leafAt(index: number, read: TileReader): Promise<Buffer> {
   checkSize('leaf_index', index);
-  return nodeFromTile({ level: 0, index }, await read([nodeSource({ level: 0, index }).tile]));
+  const leaf = { level: 0, index };
+  return nodeFromTile(leaf, await read(tilesFor([leaf])));
 }
+
+/** Whether a tile read so far has the hashes a caller needs. */
+export const tileCovers = (tile: Buffer | undefined, need: TileNeed): tile is Buffer => tile !== undefined && tile.length >= need.hashes * HASH_SIZE;
 
 /** A reader that keeps the tiles it has read (for several proofs, or a proof and its leaf, over one tree). */
 export function cachedReader(read: TileReader): TileReader {
   const cache = new Map<string, Buffer>();
-  return async (ids) => {
-    const missing = ids.filter((t) => !cache.has(tileKey(t)));
+  return async (needs) => {
+    const missing = needs.filter((t) => !tileCovers(cache.get(tileKey(t)), t));
     if (missing.length > 0) for (const [k, v] of await read(missing)) cache.set(k, v);
-    return new Map(ids.filter((t) => cache.has(tileKey(t))).map((t) => [tileKey(t), cache.get(tileKey(t))!]));
+    return new Map(needs.filter((t) => cache.has(tileKey(t))).map((t) => [tileKey(t), cache.get(tileKey(t))!]));
   };
 }
 
@@ -254,9 +302,7 @@ export function extend(size: number, frontier: Buffer[], leafHashes: Buffer[]): 
 /** The frontier (right edge) of a stored tree, for extend. */
 export async function frontierOf(size: number, read: TileReader): Promise<Buffer[]> {
   const nodes = rangeNodes(0, size);
-  const wanted = new Map<string, TileId>();
-  for (const n of nodes) wanted.set(tileKey(nodeSource(n).tile), nodeSource(n).tile);
-  const tiles = await read([...wanted.values()]);
+  const tiles = await read(tilesFor(nodes));
   return nodes.map((n) => nodeFromTile(n, tiles));
 }
 

@@ -229,3 +229,12 @@ describe('TEMPORAL_PORT (npm run cluster)', () => {
     expect(() => clusterSettings({ TEMPORAL_PORT: String(MIN_TEMPORAL_PORT - 1) })).toThrow(/TEMPORAL_PORT/);
   });
 });
+
+describe('LOG_TILE_CACHE_BYTES', () => {
+  test('defaults to 64 MiB, takes 0 (off) to 16 GiB, refuses anything else naming the variable', () => {
+    expect(loadConfig({}).logTileCacheBytes).toBe(64 * 1024 * 1024);
+    expect(load({ LOG_TILE_CACHE_BYTES: '0' }).logTileCacheBytes).toBe(0);
+    expect(load({ LOG_TILE_CACHE_BYTES: String(16 * 1024 ** 3) }).logTileCacheBytes).toBe(16 * 1024 ** 3);
+    for (const bad of [String(16 * 1024 ** 3 + 1), '-1', '64M', '1e6']) expect(failure({ LOG_TILE_CACHE_BYTES: bad })).toContain('LOG_TILE_CACHE_BYTES');
+  });
+});

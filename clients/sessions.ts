@@ -239,6 +239,8 @@ export class SessionClient implements SessionWriter {
       args: [{ settings, ...(carried ? { carried } : {}) }],
       workflowIdConflictPolicy: conflict,
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      // Short, so a session whose task died with its worker moves on soon (LIMITS.workflowTaskTimeoutMs).
+      workflowTaskTimeout: LIMITS.workflowTaskTimeoutMs,
       typedSearchAttributes: searchAttributes(settings),
     });
   }

@@ -11,7 +11,7 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
   proxyLocalActivities,
   setHandler,
   uuid4,
@@ -284,7 +284,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     }
     if (endEvent) break;
     if (rotationDue() && allHandlersFinished()) {
-      return continueAsNew<typeof sessionWorkflow>({
+      // The short task timeout set explicitly (the server would carry this run's over): a run
+      // started before it existed takes it on at its next rotation.
+      return makeContinueAsNewFunc<typeof sessionWorkflow>({ workflowTaskTimeout: LIMITS.workflowTaskTimeoutMs })({
         settings,
         carried: {
           head: head!,

@@ -218,6 +218,7 @@ export class IntentClient {
       workflowIdConflictPolicy: 'FAIL',
       // An event id names one intent forever (the store check above); only a run that failed before storing its first transition may start again.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      workflowTaskTimeout: LIMITS.workflowTaskTimeoutMs,
       typedSearchAttributes: searchAttributes(header, req.to),
     });
     let t: StoredTransition;
@@ -433,6 +434,7 @@ export class IntentClient {
       workflowIdConflictPolicy: 'USE_EXISTING',
       // The intent outlives its workflow runs: a closed run may be followed by a new one.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      workflowTaskTimeout: LIMITS.workflowTaskTimeoutMs,
       typedSearchAttributes: searchAttributes(header, row.status),
     };
   }

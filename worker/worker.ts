@@ -141,6 +141,8 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     maxConcurrentLocalActivityExecutions: LIMITS.workerMaxConcurrentLocalActivities,
     // New sessions arrive on the normal queue; the default ratio (0.2) leaves them two pollers.
     nonStickyToStickyPollRatio: 0.5,
+    // A session cached on a worker that died waits this long on its sticky queue, not 10 s (issue 18).
+    stickyQueueScheduleToStartTimeout: LIMITS.workerStickyScheduleToStartMs,
   });
   const runWorker = (taskQueue: string, slots: number) =>
     // A run's first attempt is a local activity (workflows/tasks/run.ts): the same slots bound those

@@ -242,6 +242,26 @@ export const LIMITS = {
   /** One workflow thread per core of the 2-core reference machine: replays after a restart run in parallel, I/O stays on the main thread. */
   workerWorkflowThreads: 2,
   workerMaxConcurrentLocalActivities: 100,
+  /**
+   * Workflow task start-to-close timeout of session and intent workflows (Temporal's default
+   * is 10 s), set on every start and carried over each continue-as-new. It is how long the
+   * sessions whose task was in flight on a worker that died (kill -9, OOM, host lost) wait
+   * before another worker takes them: with 10 s those sessions were unwritable 11-14 s after
+   * losing one of two workers (issue 18). A task itself takes milliseconds; what can make one
+   * long is a batch write (a local activity: the SDK then completes the task and asks for a
+   * new one at 80 % of this, so a slow write only costs a round trip) or a replay queued
+   * behind others on the workflow threads (workerMaxConcurrentWorkflowTasks bounds that).
+   * Runs started before this keep 10 s until their next continue-as-new.
+   */
+  workflowTaskTimeoutMs: 5_000,
+  /**
+   * How long a workflow task waits on a worker's sticky queue before the server offers it on
+   * the normal queue (the SDK's default is 10 s). Sessions cached on a worker that died get
+   * their next task there; for up to 10 s after its last poll the server still believes that
+   * worker is there (matching's fixed stickyPollerUnavailableWindow). 3 s bounds their wait;
+   * a live but busy worker that misses it only costs another worker a replay.
+   */
+  workerStickyScheduleToStartMs: 3_000,
   /** /readyz counts a worker as present when it polled the task queue this recently (an idle long poll lasts up to about a minute). */
   workerPollerFreshMs: 120_000,
   /** Each worker process writes its heartbeat row (worker_heartbeats, schema/013) this often while its workers run... */

@@ -27,16 +27,22 @@ const opts = { sessions: 12, preload: 40, downMs: 3000, settleMs: 3000 };
 /** As the dev-server suite: the target is 10 s; a shared CI machine gets three times that. */
 const RECOVERY_BOUND_MS = 30_000;
 /**
- * Where this topology is known to miss that (docs/operations.md#faults-and-recovery, "On the
- * production topology"), the bound asserted is what it was measured to need, so the suite
- * still catches a session that never comes back while the figures printed show the gap:
- * - one of two workers: the dead worker's in-flight workflow tasks wait out their 10 s
- *   start-to-close timeout, and under load the appends behind them wait out a write deadline
- *   (15 s) and their retry on top (measured 11 s and 52 s);
- * - the Temporal server: the restarted server re-acquires its 512 history shards before it
- *   serves every session, and the updates in flight died with it (measured 100 s max).
+ * One of two workers killed: the sessions whose task was in flight on it wait out their 5 s
+ * workflow task timeout (LIMITS.workflowTaskTimeoutMs), those sticky to it the 3 s sticky
+ * schedule-to-start timeout, then the survivor replays them (measured max 8.3 s at load 22-25
+ * on 2 cores, 11.7 s before with Temporal's 10 s default; docs/operations.md#faults-and-recovery).
+ * The target is 10 s; asserted is the suite's 30 s, 3.6 times the measured max: a 10 s
+ * assertion would have 1.7 s of margin, and the survivor's replays are CPU-bound on a loaded
+ * CI machine. It was 75 s, what the 10 s task timeout plus a write deadline needed.
  */
-const WORKER_KILL_BOUND_MS = 75_000;
+const WORKER_KILL_BOUND_MS = RECOVERY_BOUND_MS;
+/**
+ * Where this topology is known to miss the target (docs/operations.md#faults-and-recovery, "On
+ * the production topology"), the bound asserted is what it was measured to need, so the suite
+ * still catches a session that never comes back while the figures printed show the gap: the
+ * restarted Temporal server re-acquires its 512 history shards before it serves every session,
+ * and the updates in flight died with it (measured 100 s max).
+ */
 const TEMPORAL_RESTART_BOUND_MS = 150_000;
 
 const onCluster = testTemporal() === 'server' ? describe : describe.skip;
@@ -69,6 +75,8 @@ onCluster('faults on the production topology (Temporal server on PostgreSQL, 2 w
       rows.push(r);
       expect(rig.cluster.pid('worker', 0)).toBe(killed); // not restarted behind our back: the survivor did the work
       expectHealthy(r, WORKER_KILL_BOUND_MS);
+      // The dead worker's tasks in flight timed out and moved on: at least one session had one.
+      expect(r.taskTimeouts.startToClose + r.taskTimeouts.scheduleToStart).toBeGreaterThan(0);
     } finally {
       await rig.cluster.start('worker', 0);
     }
@@ -102,6 +110,7 @@ onCluster('faults on the production topology (Temporal server on PostgreSQL, 2 w
     const o = await overload(rig, 300, log);
     overloads.push(o);
     expect(o.created).toBe(300);
+    expect(o.phantomTrails).toEqual([]); // each one's answers, in order, when it fails
     expect(o.phantom).toBe(0);
   });
 });

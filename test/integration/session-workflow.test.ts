@@ -6,6 +6,7 @@
 import type { PoolClient } from 'pg';
 import { computeEventHash } from '../../lib/hash-chain';
 import { SessionStore } from '../../lib/store/sessions';
+import { LIMITS } from '../../lib/domain/limits';
 import type { TimekeeperClient } from '../../api/client';
 import { settle, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
 import { asDatabaseAttacker } from '../support/db-attacker';
@@ -85,6 +86,9 @@ test('continue-as-new carries the chain head: appends across several runs stay o
   expect((state as { head: { seq: number } }).head.seq).toBe(25);
   const { rows: writers } = await sys.pool.query('SELECT count(DISTINCT run_id)::int AS n FROM timeline_events WHERE session_id = $1', [id]);
   expect(writers[0].n).toBeGreaterThanOrEqual(3);
+  // The short workflow task timeout (issue 18) is set on the start and carried to the latest run.
+  const latest = await sys.client.workflow.getHandle(`session/${id}`).describe();
+  expect(Number(latest.raw.executionConfig?.defaultWorkflowTaskTimeout?.seconds)).toBe(LIMITS.workflowTaskTimeoutMs / 1000);
 });
 
 test('an append retried with the same idempotency key is stored once, also across continue-as-new', async () => {

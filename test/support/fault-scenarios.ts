@@ -41,6 +41,23 @@ async function admitted<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * An append with an idempotency key, retried on any refusal or unknown outcome (429, 5xx, a
+ * cut-off connection): the key stores it once however often it is sent. Set-up only: on a
+ * loaded machine a preload append may outlast the write deadline (503, may be stored).
+ */
+async function keyedRetry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const status = err instanceof TimekeeperApiError ? err.status : 0;
+      if ((status !== 0 && status !== 429 && status < 500) || attempt >= 20) throw err;
+      await sleep(1000 * (0.5 + Math.random()));
+    }
+  }
+}
+
 export interface Row {
   scenario: string;
   sessions: number;
@@ -51,6 +68,39 @@ export interface Row {
   unwritable: number;
   stallMax: number;
   problems: number;
+  /** WORKFLOW_TASK_TIMED_OUT events in the sessions' histories, start-to-close / schedule-to-start (sticky). */
+  taskTimeouts: TaskTimeouts;
+}
+
+export interface TaskTimeouts {
+  startToClose: number;
+  scheduleToStart: number;
+}
+
+/**
+ * Workflow task timeouts in the histories of these sessions' workflows (every run): after a
+ * worker dies, its tasks in flight time out start-to-close and its sticky ones
+ * schedule-to-start; without a fault, a start-to-close one is a task the worker took and did
+ * not finish in time (the workflow task timeout too short for the load).
+ */
+export async function taskTimeouts(rig: ScenarioRig, ids: string[]): Promise<TaskTimeouts> {
+  const out: TaskTimeouts = { startToClose: 0, scheduleToStart: 0 };
+  const { EventType, TimeoutType } = temporal.api.enums.v1;
+  for (const id of ids) {
+    // The latest run, then each run it continued from (the started event names it).
+    for (let runId: string | undefined = undefined, n = 0; n < 50; n++) {
+      const h: temporal.api.history.v1.IHistory | undefined = await rig.client.workflow.getHandle(`session/${id}`, runId).fetchHistory().catch(() => undefined);
+      const evs: temporal.api.history.v1.IHistoryEvent[] = h?.events ?? [];
+      for (const e of evs) {
+        if (e.eventType !== EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT) continue;
+        if (e.workflowTaskTimedOutEventAttributes?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) out.scheduleToStart++;
+        else out.startToClose++;
+      }
+      runId = evs[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+      if (!runId) break;
+    }
+  }
+  return out;
 }
 
 export async function preload(tk: TimekeeperClient, ids: string[], n: number): Promise<void> {
@@ -61,7 +111,7 @@ export async function preload(tk: TimekeeperClient, ids: string[], n: number): P
       for (let i = 0; i < n; i += burst) {
         await Promise.all(
           Array.from({ length: Math.min(burst, n - i) }, (_, j) =>
-            admitted(() => tk.append(id, { type: 'USER_INPUT', content: { pre: i + j }, idempotency_key: `p${i + j}` })),
+            keyedRetry(() => tk.append(id, { type: 'USER_INPUT', content: { pre: i + j }, idempotency_key: `p${i + j}` })),
           ),
         );
       }
@@ -98,6 +148,7 @@ export async function faultScenario(rig: ScenarioRig, name: string, fault: () =>
   const rec = recoveryTimes(load, readyAt);
   if (process.env.FAULTS_DEBUG) await dumpHistory(rig, ids[rec.indexOf(Math.max(...rec))], downAt, readyAt, log);
   const problems = await checkStored(rig.pool, load);
+  const timeouts = await taskTimeouts(rig, ids);
   for (const p of problems.slice(0, 10)) log(`  problem: ${p}`);
   for (const [k, v] of [...load.errors.byKind].sort((a, b) => b[1] - a[1]).slice(0, 8)) log(`  error ×${v}: ${k}`);
   return {
@@ -110,6 +161,7 @@ export async function faultScenario(rig: ScenarioRig, name: string, fault: () =>
     unwritable: rec.filter((t) => t > 10_000).length,
     stallMax: Math.max(...longestStall(load, readyAt, end)),
     problems: problems.length,
+    taskTimeouts: timeouts,
   };
 }
 
@@ -141,6 +193,9 @@ export interface OverloadRow {
   perSecond: number;
   /** p99 of the time an attempt spent in this (the load generator's) process before its request was written to the socket. */
   clientWaitP99Ms: number;
+  taskTimeouts: TaskTimeouts;
+  /** Each phantom's answers in order ("status may_be_stored detail"), so a failure names its cause. */
+  phantomTrails: string[];
 }
 
 /**
@@ -174,6 +229,7 @@ export async function overload(rig: ScenarioRig, n: number, log: (m: string) => 
   let phantom = 0;
   let created = 0;
   const clientWaitMs: number[] = [];
+  const phantomTrails: string[] = [];
   /** [sent at (ms after the first), took (ms)] of each accepted attempt. */
   const acceptedAt: [number, number][] = [];
   const sends = sendTimes();
@@ -188,6 +244,7 @@ export async function overload(rig: ScenarioRig, n: number, log: (m: string) => 
   await Promise.all(
     ids.map(async (id) => {
       let mayExist = false;
+      const trail: string[] = [];
       for (let attempt = 0; attempt < 200; attempt++) {
         const t = Date.now();
         const rid = `ov.${id}.${attempt}`;
@@ -200,8 +257,12 @@ export async function overload(rig: ScenarioRig, n: number, log: (m: string) => 
         } catch (err) {
           const e = err as TimekeeperApiError;
           const ms = took(rid, t);
+          trail.push(`${rid} +${Date.now() - t0} ms: ${e.status ?? 'network'} ${e.problem?.may_be_stored ?? '-'} ${String(e.problem?.detail ?? e.message).slice(0, 160)}`);
           if (e.status === 409 && e.problem?.type?.endsWith('session_exists')) {
-            if (!mayExist) phantom++; // told "nothing stored", yet it exists
+            if (!mayExist) {
+              phantom++; // told "nothing stored", yet it exists
+              phantomTrails.push(`${id}: ${trail.join(' | ')}`);
+            }
             created++;
             return;
           }
@@ -222,8 +283,10 @@ export async function overload(rig: ScenarioRig, n: number, log: (m: string) => 
   sends.stop();
   log(`  slowest accepted (sent at +s: took ms): ${[...acceptedAt].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([at, ms]) => `+${(at / 1000).toFixed(1)}: ${ms}`).join(', ')}`);
   for (const [k, v] of kinds) log(`  create refused ×${v}: ${k}`);
+  const timeouts = await taskTimeouts(rig, ids);
   const stored = (await rig.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM timeline_sessions WHERE session_id = ANY($1)', [ids])).rows[0].n;
   if (stored !== created) log(`  stored ${stored}, created ${created}`);
+  for (const tr of phantomTrails) log(`  phantom ${tr}`);
   return {
     creates: n,
     created,
@@ -237,6 +300,8 @@ export async function overload(rig: ScenarioRig, n: number, log: (m: string) => 
     seconds,
     perSecond: created / seconds,
     clientWaitP99Ms: percentile(clientWaitMs, 99),
+    phantomTrails,
+    taskTimeouts: timeouts,
   };
 }
 
@@ -245,14 +310,14 @@ export async function overload(rig: ScenarioRig, n: number, log: (m: string) => 
 export function faultTable(rows: Row[], overloads: OverloadRow[]): string {
   const out: string[] = [];
   if (rows.length) {
-    out.push('| scenario | sessions | acked | errors seen | recovery p50 ms | recovery max ms | sessions > 10 s | longest stall after heal ms | storage problems |');
-    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
-    for (const r of rows) out.push(`| ${r.scenario} | ${r.sessions} | ${r.acked} | ${r.errors} | ${r.recoveryP50} | ${r.recoveryMax} | ${r.unwritable} | ${r.stallMax} | ${r.problems} |`);
+    out.push('| scenario | sessions | acked | errors seen | recovery p50 ms | recovery max ms | sessions > 10 s | longest stall after heal ms | storage problems | task timeouts start-to-close / sticky |');
+    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const r of rows) out.push(`| ${r.scenario} | ${r.sessions} | ${r.acked} | ${r.errors} | ${r.recoveryP50} | ${r.recoveryMax} | ${r.unwritable} | ${r.stallMax} | ${r.problems} | ${r.taskTimeouts.startToClose} / ${r.taskTimeouts.scheduleToStart} |`);
   }
   if (overloads.length) {
-    out.push('', '| creates at once (retried after Retry-After) | created | refusals (nothing stored) | refusal p99 / max ms | accepted p50 ms | accepted max ms | outcome unknown (503) | phantom | seconds for all | created/s | client wait before send p99 ms |');
-    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
-    for (const o of overloads) out.push(`| ${o.creates} | ${o.created} | ${o.refused} | ${o.refusedP99Ms} / ${o.refusedMaxMs} | ${o.acceptedP50Ms} | ${o.acceptedMaxMs} | ${o.unknown} | ${o.phantom} | ${o.seconds.toFixed(1)} | ${o.perSecond.toFixed(1)} | ${o.clientWaitP99Ms} |`);
+    out.push('', '| creates at once (retried after Retry-After) | created | refusals (nothing stored) | refusal p99 / max ms | accepted p50 ms | accepted max ms | outcome unknown (503) | phantom | seconds for all | created/s | client wait before send p99 ms | task timeouts start-to-close / sticky |');
+    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const o of overloads) out.push(`| ${o.creates} | ${o.created} | ${o.refused} | ${o.refusedP99Ms} / ${o.refusedMaxMs} | ${o.acceptedP50Ms} | ${o.acceptedMaxMs} | ${o.unknown} | ${o.phantom} | ${o.seconds.toFixed(1)} | ${o.perSecond.toFixed(1)} | ${o.clientWaitP99Ms} | ${o.taskTimeouts.startToClose} / ${o.taskTimeouts.scheduleToStart} |`);
   }
   return out.join('\n');
 }

@@ -26,7 +26,7 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -294,7 +294,8 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
         continue;
       }
       if (closed) break;
-      return continueAsNew<typeof intentWorkflow>({ settings, carried: { head: head!, openedAtMs, blocked, blockedAtMs, run: run + 1 } });
+      // The short task timeout set explicitly, so a run started before it takes it on (as sessions do).
+      return makeContinueAsNewFunc<typeof intentWorkflow>({ workflowTaskTimeout: LIMITS.workflowTaskTimeoutMs })({ settings, carried: { head: head!, openedAtMs, blocked, blockedAtMs, run: run + 1 } });
     }
     const before = version;
     if (oneTimerPerDeadline) {

@@ -13,6 +13,7 @@ import {
   condition,
   continueAsNew,
   patched,
+  makeContinueAsNewFunc,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -324,7 +325,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     }
     if (endEvent) break;
     if (rotationDue() && allHandlersFinished()) {
-      return continueAsNew<typeof sessionWorkflow>({
+      // The short task timeout set explicitly (the server would carry this run's over): a run
+      // started before it existed takes it on at its next rotation.
+      return makeContinueAsNewFunc<typeof sessionWorkflow>({ workflowTaskTimeout: LIMITS.workflowTaskTimeoutMs })({
         settings,
         carried: {
           head: head!,

@@ -31,7 +31,7 @@ import { OutboundRefused, answerLine, outboundRequest } from '../lib/outbound';
 import type { TaskSecrets } from '../lib/task-secrets';
 import { isRunDay } from '../lib/domain/calendars';
 import { fireTimes } from '../lib/domain/schedule';
-import { metrics, observeTaskLateness } from '../lib/metrics';
+import { metrics, observeTaskLateness, secondsSince } from '../lib/metrics';
 import { TaskStore, type RunLogInput } from '../lib/store/tasks';
 import { OpenRunStore } from '../lib/store/task-runs-open';
 import type { RunStart } from '../workflows/tasks/messages';
@@ -211,6 +211,15 @@ export function createTaskActivities(deps: TaskActivityDeps) {
    * started (TaskClient.startRun: start logged, workflow started with REJECT_DUPLICATE).
    */
   async function fireRun(i: FireInput): Promise<FireOutcome> {
+    const t = performance.now();
+    try {
+      return await fire(i);
+    } finally {
+      metrics.taskFirstAttemptSteps.observe({ step: 'fire' }, secondsSince(t));
+    }
+  }
+
+  async function fire(i: FireInput): Promise<FireOutcome> {
     const d = i.definition;
     let running = await openRuns(i.taskId);
     if (running.length > 0) {
@@ -260,7 +269,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
    * once). Agents that report later (webhook 202, OpenClaw) return AwaitingResult: the run
    * workflow then waits for POST /v1/runs/{run_id}/result.
    */
-  async function runAgent(call: AgentCall): Promise<AgentAnswer | AwaitingResult> {
+  async function runAgent(call: AgentCall, lap: (step: 'context') => void = () => undefined): Promise<AgentAnswer | AwaitingResult> {
     const { task } = call;
     const tz = triggerZone(task.trigger);
     const nowMs = Date.now();
@@ -269,6 +278,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const ctx: RunContext = { ...call, nowMs, lastRunMs: await store.lastStartBefore(task.task_id, call.runId) };
     const timeContext = buildTimeContext(ctx, isRunDay(task.calendar, nowMs, tz, task.lang));
     const memory = buildRunMemory(await store.memory(task.task_id, call.runId, task.memory_runs), tz, task.lang);
+    lap('context');
     const system = buildSystemPrompt(ctx, timeContext, memory);
     const prompt = renderTemplate(task.agent.prompt_template, templateVariables(ctx));
     const agent = task.agent;
@@ -356,8 +366,12 @@ export function createTaskActivities(deps: TaskActivityDeps) {
    * (only an unreachable Temporal or database throws, so the activity retries it).
    */
   async function deliverRun(d: DeliverInput): Promise<{ delivered: number; failed: number }> {
-    const done = new Set((await store.deliveries(d.runId)).filter((x) => x.ok).map((x) => x.target));
     const targets: DeliveryTarget[] = [...(d.status === 'success' ? d.task.delivery : []), ...(d.task.session_id ? [{ type: 'session' as const, session_id: d.task.session_id }] : [])];
+    const action = d.answer?.next_action;
+    const followUp = d.status === 'success' && isFollowUp(action);
+    // Nothing to hand over (most runs): no read of what an earlier try delivered (issue 15: a statement per run).
+    if (targets.length === 0 && !followUp) return { delivered: 0, failed: 0 };
+    const done = new Set((await store.deliveries(d.runId)).filter((x) => x.ok).map((x) => x.target));
     const payload = {
       run_id: d.runId,
       task_id: d.task.task_id,
@@ -417,8 +431,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       else failed++;
     }
     // A next_action follow-up, created once per run; a refused definition is recorded here, not a run failure.
-    const action = d.answer?.next_action;
-    if (d.status === 'success' && isFollowUp(action) && !done.has(FOLLOW_UP_TARGET)) {
+    if (followUp && isFollowUp(action) && !done.has(FOLLOW_UP_TARGET)) {
       const r = deps.followUps ? await deps.followUps.create({ parentRunId: d.runId, parentTaskId: d.task.task_id, finishedMs: d.finishedMs, action }) : { ok: false as const, reason: 'this worker creates no follow-up tasks' };
       await store.recordDelivery({ runId: d.runId, taskId: d.task.task_id, target: FOLLOW_UP_TARGET, type: 'follow_up', ok: r.ok, detail: r.ok ? `created task ${r.taskId}` : `refused: ${r.reason}` });
       metrics.taskDeliveries.inc({ type: 'follow_up', outcome: r.ok ? 'ok' : 'failed' });
@@ -496,9 +509,18 @@ export function createTaskActivities(deps: TaskActivityDeps) {
   }
 
   async function firstAttempt(i: FirstAttemptInput): Promise<FirstAttemptResult> {
+    // Each step timed (timekeeper_task_first_attempt_step_seconds): queued is the start logged
+    // to here (workflow start, the run's workflow task, a local-activity slot).
+    metrics.taskFirstAttemptSteps.observe({ step: 'queued' }, Math.max(0, Date.now() - i.call.startedMs) / 1000);
+    let t = performance.now();
+    const lap = (step: string) => {
+      metrics.taskFirstAttemptSteps.observe({ step }, secondsSince(t));
+      t = performance.now();
+    };
     // Not raced with cancellation: cancel_previous runs do not take this path, and a re-executed
     // activity joining this call must not inherit the first execution's cancellation.
-    const direct = await runAgent(i.call);
+    const direct = await runAgent(i.call, lap);
+    lap('agent');
     if ('awaiting_result' in direct || direct.status === 'failed') return { direct };
     const { task, runId, nominalMs, startedMs, attempt } = i.call;
     const finishedMs = Date.now();
@@ -519,10 +541,13 @@ export function createTaskActivities(deps: TaskActivityDeps) {
         result: direct,
       });
       done = 'logged';
+      lap('log');
       await deliverRun({ task, runId, nominalMs, startedMs, finishedMs, attempt, status: 'success', answer: direct });
       done = 'delivered';
+      lap('deliver');
       await announce({ taskId: task.task_id, runId, status: 'success' });
       done = 'announced';
+      lap('announce');
     } catch {
       // Left to the workflow's retried activities, from the step after `done`.
     }

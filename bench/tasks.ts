@@ -44,6 +44,8 @@ import { floorWorkflow, type FloorActivities } from './floor/workflow';
 import { TimekeeperApiError, TimekeeperClient } from '../api/client';
 import { configureLogger } from '../lib/log';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
+import { freePort } from '../lib/temporal-server';
+import { stepDelta, scrapeSteps, type StepFigures, type Steps } from './task-steps';
 
 interface Options {
   url?: string;
@@ -277,6 +279,8 @@ interface Figures {
   agent: { p50: number; p99: number; max: number };
   floor?: { expected: number; started: number; p50: number; p99: number; max: number };
   killedAtMs?: number;
+  /** The worker's first-attempt steps over the scenario (private rig: its WORKER_METRICS_PORT). */
+  steps?: StepFigures[];
 }
 
 async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'burst', n: number, minutes: number, killWorker?: () => Promise<void>): Promise<Figures> {
@@ -341,7 +345,12 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   log(`${name}: ${calledInWindow()} of ${ids.length * minutes} fire times called the agent, ${((Date.now() - to) / 1000).toFixed(0)} s after the window`);
   // Their last log rows are written right after the agent answered.
   await sleep(3000);
-  await pool(ids, 25, (id) => tk.tasks.delete(id));
+  // A delete retried after a 503 that was stored anyway answers 409 (already deleted): done.
+  await pool(ids, 25, (id) =>
+    tk.tasks.delete(id).catch((err) => {
+      if (!(err instanceof TimekeeperApiError) || err.status !== 409) throw err;
+    }),
+  );
 
   const lateness: number[] = [];
   let expected = 0;
@@ -394,12 +403,14 @@ async function main() {
   const o = parseArgs(process.argv.slice(2));
   let rig: FaultRig | undefined;
   let tk: TimekeeperClient;
+  let metricsPort: number | undefined;
   if (o.url) tk = new TimekeeperClient({ baseUrl: o.url.replace(/\/+$/, ''), apiKey: process.env.BENCH_API_KEY || undefined });
   else {
     log('starting a private rig (Temporal dev server, embedded PostgreSQL, worker child)');
     // The rig's API runs in this process: keep its request log out of the figures.
     configureLogger({ level: 'warn' });
-    rig = await startFaultRig({ workerEnv: { OUTBOUND_ALLOW: '127.0.0.1' } });
+    metricsPort = await freePort();
+    rig = await startFaultRig({ workerEnv: { OUTBOUND_ALLOW: '127.0.0.1', WORKER_METRICS_PORT: String(metricsPort) } });
     await rig.startWorker();
     tk = rig.tk;
   }
@@ -413,7 +424,11 @@ async function main() {
       const n = s === 'spread' ? o.tasks : o.burst;
       const fl = floor ? await floorPhase(floor, s, n, o.minutes) : undefined;
       const kill = s === 'spread' && o.killWorker && rig ? async () => (await rig!.killWorker(), await rig!.startWorker(), undefined) : undefined;
-      rows.push({ ...(await scenario(tk, agent, s, n, o.minutes, kill)), floor: fl });
+      const before: Steps | undefined = metricsPort ? await scrapeSteps(metricsPort) : undefined;
+      const row: Figures = { ...(await scenario(tk, agent, s, n, o.minutes, kill)), floor: fl };
+      // A killed worker's counts are gone with it: the steps are then those of the new worker.
+      if (metricsPort && before) row.steps = stepDelta(row.killedAtMs ? new Map() : before, await scrapeSteps(metricsPort));
+      rows.push(row);
     }
   } finally {
     await agent.close();
@@ -432,6 +447,10 @@ async function main() {
         `  floor (do-nothing workflow started by a client at the same fire times): ${r.floor.started} of ${r.floor.expected} ran, lateness p50 ${ms(r.floor.p50)}, p99 ${ms(r.floor.p99)}, max ${ms(r.floor.max)}`,
       );
     if (r.killedAtMs) console.log(`  the worker was killed (SIGKILL) at ${new Date(r.killedAtMs).toISOString()} and restarted at once`);
+    if (r.steps?.length) {
+      console.log('  the worker\'s steps (timekeeper_task_first_attempt_step_seconds; p50/p99 are bucket upper bounds):');
+      for (const x of r.steps) console.log(`    ${x.step.padEnd(9)} ${String(x.count).padStart(6)} × mean ${x.meanMs.toFixed(1).padStart(8)} ms  p50 ≤ ${x.p50} s  p99 ≤ ${x.p99} s`);
+    }
   }
   const spread = rows.find((r) => r.scenario === 'spread');
   if (spread) console.log(`\nspread targets (p99 <= 1000 ms, 0 missed, 0 duplicated): ${spread.p99 <= 1000 && spread.missed === 0 && spread.duplicated === 0 ? 'met' : 'MISSED'}`);

@@ -92,6 +92,13 @@ export const metrics = {
     buckets: [...METRIC_BUCKETS.latenessSeconds],
     ...r,
   }),
+  taskFirstAttemptSteps: new Histogram({
+    name: 'timekeeper_task_first_attempt_step_seconds',
+    help: "A run's start and first attempt step by step: fire (the scheduler's fireRun: overlap check, start logged, workflow started), then in the runFirstAttempt local activity queued (the start logged to the activity running: workflow start, workflow task, local-activity slot), context (the last start and the run memory read), agent (the agent call), log (success row and the wakes read), deliver, announce (the outcome signal)",
+    labelNames: ['step'] as const,
+    buckets: [...METRIC_BUCKETS.stepSeconds],
+    ...r,
+  }),
   taskDeliveries: new Counter({
     name: 'timekeeper_task_deliveries_total',
     help: 'Deliveries of finished runs, by target type (webhook, session) and outcome (ok, failed)',

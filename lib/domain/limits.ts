@@ -447,6 +447,8 @@ export const METRIC_BUCKETS = {
   batchSize: [1, 2, 5, 10, 20, 50, 100, 200],
   /** Firing lateness: under a second when the worker is up; minutes to hours after an outage (misfire policy). */
   latenessSeconds: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
+  /** Steps of a run's first attempt: from a millisecond statement to a queue of tens of seconds. */
+  stepSeconds: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
 } as const;
 
 /** Largest accepted JSON or form body for a given content limit. */

@@ -126,4 +126,6 @@ test('an append, an intent transition and a task run move their series', async (
   expect(delta('timekeeper_task_runs_total', { status: 'success', trigger: 'manual' })).toBe(1);
   expect(delta('timekeeper_task_firing_lateness_seconds_count', { trigger: 'manual' })).toBe(1);
   expect(delta('timekeeper_task_deliveries_total', { type: 'webhook', outcome: 'ok' })).toBe(1);
+  // The run's first attempt, step by step (one local activity): each step before the delivery once (the scrape waited for the delivery).
+  for (const step of ['queued', 'context', 'agent', 'log']) expect(delta('timekeeper_task_first_attempt_step_seconds_count', { step })).toBe(1);
 });

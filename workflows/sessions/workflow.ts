@@ -11,7 +11,6 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
-  continueAsNew,
   patched,
   makeContinueAsNewFunc,
   proxyLocalActivities,

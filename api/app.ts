@@ -31,6 +31,7 @@ import { v1Router } from './sessions/v1-routes';
 import { signalRouter } from './signals/routes';
 import { tlogRouter } from './tlog/routes';
 import { TlogStore } from '../lib/store/tlog';
+import { witnessTrustOf } from '../lib/tlog/chain-check';
 import { taskRouter } from './tasks/routes';
 import { health, openapi, readiness as readinessRoute } from './system/contract';
 import { docsRouter } from './system/docs';
@@ -107,7 +108,7 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
     }),
     store: new SessionStore(pool),
     tlog,
-    witnessesConfigured: config.logWitnessing.witnesses.length > 0,
+    witnessTrust: witnessTrustOf(config.logWitnessing),
     keys,
     temporalUiUrl: config.temporalUiUrl,
     temporalNamespace: config.temporalNamespace,
@@ -125,6 +126,8 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       policy: { outboundAllowHosts: config.outboundAllowHosts, agentSecrets: config.agentSecrets, agentBounds: config.agentTaskBounds },
       defaults: { agent: config.taskDefaultAgent, staggerTopOfHourS: config.taskStaggerTopOfHourS },
       secrets: taskSecretsOf(config),
+      tlog,
+      witnessTrust: witnessTrustOf(config.logWitnessing),
     }),
   );
   app.use(

@@ -316,6 +316,8 @@ export class TimekeeperClient {
     /** The rows the task's `table` delivery stored, one per run (the whole answer, summary uncut), newest first. */
     results: async (id: string, query?: Q<'listTaskResults'>, opts?: CallOptions): Promise<ResponseBody<'listTaskResults'>> =>
       (await this.call('listTaskResults', { ...opts, params: { id }, query })).body,
+    /** Checks the task's history rows against a checkpoint of the transparency log (`ok: false` names the first changed version). */
+    verify: async (id: string, opts?: CallOptions): Promise<ResponseBody<'verifyTask'>> => (await this.call('verifyTask', { ...opts, params: { id } })).body,
   };
 
   /** Task runs across tasks (/v1/runs*). */
@@ -331,6 +333,8 @@ export class TimekeeperClient {
      */
     reportResult: async (runId: string, body: B<'reportRunResult'>, opts?: CallOptions): Promise<ResponseBody<'reportRunResult'>> =>
       (await this.call('reportRunResult', { ...opts, params: { id: runId }, body })).body,
+    /** Checks the run's log rows against a checkpoint of the transparency log (`ok: false` names the first changed row id). */
+    verify: async (runId: string, opts?: CallOptions): Promise<ResponseBody<'verifyRun'>> => (await this.call('verifyRun', { ...opts, params: { id: runId } })).body,
   };
 
   /** Named events for delay and condition triggers (/v1/signals). */

@@ -180,3 +180,18 @@ export const ProblemSchema = z
   })
   .loose()
   .meta({ id: 'Problem' });
+
+/** The chain checked against a checkpoint of the transparency log (lib/tlog/chain-check.ts). */
+export const LogCheckSchema = z
+  .object({
+    ok: z.boolean(),
+    checkpoint: z
+      .object({ tree_size: z.number().int(), root_hash: z.string().describe('base64'), witnessed: z.boolean().describe('the cosignatures that verify with the LOG_WITNESSES keys meet LOG_WITNESS_QUORUM (counted by verify, not read from the database)'), cosignatures: z.number().int().describe('distinct configured witnesses whose cosignature on it verifies') })
+      .nullable()
+      .describe('the checkpoint checked against (its signature checked with the log key): with LOG_WITNESSES configured the newest witnessed one (the latest while none is), else the latest; null: the log has none yet'),
+    proven: z.number().int().describe('records included in that checkpoint whose inclusion proof verified'),
+    pending: z.number().int().describe('records not in that checkpoint yet (logged within seconds)'),
+    first_bad_seq: z.number().int().optional().describe('the first record that is not the one the checkpoint committed to: its seq (a session event, an intent transition), version (task history) or log row id (run log)'),
+    detail: z.string().optional(),
+  })
+  .meta({ id: 'LogCheck' });

@@ -8,7 +8,7 @@ import { LIMITS } from '../../lib/domain/limits';
 import { LIST_ORDERS } from '../../lib/domain/list-order';
 import { APPENDABLE_EVENT_TYPES, EVENT_TYPES, TIMELINE_STATUSES } from '../../lib/domain/sessions';
 import { Operation } from '../scopes';
-import { defineRoute, eventIdParam, hash, idempotencyKey, jsonValue, limitParam, occurredAt, plainText, required, seqParam, sessionId, tsParam } from '../contract';
+import { defineRoute, eventIdParam, LogCheckSchema, hash, idempotencyKey, jsonValue, limitParam, occurredAt, plainText, required, seqParam, sessionId, tsParam } from '../contract';
 
 // ---- fields -----------------------------------------------------------------------------
 
@@ -251,21 +251,6 @@ export const endSession = defineRoute({
 });
 
 const ChainBreakReasonSchema = z.enum(['content_changed', 'link_broken', 'gap', 'order', 'session_mismatch', 'anchor_mismatch', 'log_mismatch']);
-
-/** The chain checked against a checkpoint of the transparency log (lib/tlog/chain-check.ts). */
-export const LogCheckSchema = z
-  .object({
-    ok: z.boolean(),
-    checkpoint: z
-      .object({ tree_size: z.number().int(), root_hash: z.string().describe('base64'), witnessed: z.boolean().describe('its cosignatures met LOG_WITNESS_QUORUM') })
-      .nullable()
-      .describe('the checkpoint checked against (its signature checked with the log key): with LOG_WITNESSES configured the newest witnessed one (the latest while none is), else the latest; null: the log has none yet'),
-    proven: z.number().int().describe('records included in that checkpoint whose inclusion proof verified'),
-    pending: z.number().int().describe('records not in that checkpoint yet (logged within seconds)'),
-    first_bad_seq: z.number().int().optional(),
-    detail: z.string().optional(),
-  })
-  .meta({ id: 'LogCheck' });
 
 export const verifySession = defineRoute({
   method: 'get',

@@ -2,6 +2,7 @@
 import type { SessionClient } from '../../clients/sessions';
 import type { SessionStore } from '../../lib/store/sessions';
 import type { TlogStore } from '../../lib/store/tlog';
+import type { WitnessTrust } from '../../lib/tlog/chain-check';
 import type { Admission } from '../admission';
 import type { KeyStore } from '../auth';
 
@@ -12,8 +13,8 @@ export interface SessionDeps {
   store: SessionStore;
   /** log_index of events (the transparency log's leaves). */
   tlog: TlogStore;
-  /** LOG_WITNESSES is set: verify checks against the newest witnessed checkpoint. */
-  witnessesConfigured?: boolean;
+  /** LOG_WITNESSES' keys and LOG_WITNESS_QUORUM: verify checks against the newest witnessed checkpoint and counts its cosignatures itself. */
+  witnessTrust?: WitnessTrust;
   keys: KeyStore;
   /** Base of the Temporal Web UI links in session descriptions. */
   temporalUiUrl: string;

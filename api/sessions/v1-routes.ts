@@ -9,8 +9,8 @@ import { jsonBody, parse, queryObject } from '../http';
 import { mayAccess, ownerForCreate, principalOf, type Principal } from '../auth';
 import { Operation } from '../scopes';
 import { route } from '../router';
-import { checkChainInLog } from '../../lib/tlog/chain-check';
 import { formatContext, Lang, toMessage } from './context';
+import { NO_WITNESSES } from '../../lib/tlog/chain-check';
 import type { SessionDeps } from './deps';
 import { appendEvent, createSession, endSession, getContext, getSession, getWorkflow, listEvents, listSessions, verifySession } from './contract';
 
@@ -43,7 +43,7 @@ function decodeCursor(c: string): Keyset<ListOrder> {
   return parseCursor(c, LIST_ORDERS, (id) => SESSION_ID_RE.test(id), 'oldest');
 }
 
-export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalNamespace, admission, witnessesConfigured }: SessionDeps): Router {
+export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalNamespace, admission, witnessTrust }: SessionDeps): Router {
   const r = Router();
 
   /** A write's answer: a new event is not in the log yet; a deduplicated one may be. */
@@ -168,10 +168,8 @@ export function v1Router({ sessions, store, tlog, keys, temporalUiUrl, temporalN
     // Read the anchor first: appends after this point only add rows beyond it.
     const anchor = await sessions.head(id, t.status);
     const result = await store.verify(id);
-    // The checkpoint before the chain's leaves: a leaf logged after it is only pending. With
-    // witnesses, the newest one they cosigned (a log-signed one only while none is).
-    const latest = (witnessesConfigured ? await tlog.latestWitnessedCheckpoint() : null) ?? (await tlog.latestServedCheckpoint());
-    const logCheck = await checkChainInLog(await tlog.chainLeaves(0, id), latest, tlog.readTiles);
+    // With witnesses, against the newest checkpoint they cosigned (a log-signed one only while none is).
+    const logCheck = await tlog.checkChain(0, id, witnessTrust ?? NO_WITNESSES);
     const withLog = <T extends { ok: boolean }>(body: T) =>
       body.ok && !logCheck.ok
         ? { ...body, ok: false, first_bad_seq: logCheck.first_bad_seq, reason: 'log_mismatch', detail: logCheck.detail, log: logCheck }

@@ -29,7 +29,7 @@ import { AgentAnswerSchema } from '../../lib/domain/task-answer';
 import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';
 import { DIGEST_DEFAULTS, DIGEST_STATUSES, fileNameProblem } from '../../lib/domain/task-outputs';
 import { TASK_LIST_ORDERS } from '../../lib/domain/list-order';
-import { defineRoute, limitParam, mistyped, plainText, required } from '../contract';
+import { defineRoute, limitParam, LogCheckSchema, mistyped, plainText, required } from '../contract';
 import { ConditionTriggerSchema, DelayTriggerSchema, SIGNAL_TRIGGER_EXAMPLES } from './trigger-contract';
 import { Operation } from '../scopes';
 
@@ -312,7 +312,7 @@ export const Task = z
 
 export const TaskDetail = Task.extend({
   next_fire_times: z.array(z.string()).describe(`the next ${LIMITS.taskNextFireTimesShown} fire times (UTC), calendar days off skipped`),
-  history: z.array(z.object({ version: z.number().int(), action: z.string(), enabled: z.boolean(), deleted: z.boolean(), reason: z.string().nullable(), recorded_at: z.string() })),
+  history: z.array(z.object({ version: z.number().int(), action: z.string(), enabled: z.boolean(), deleted: z.boolean(), reason: z.string().nullable(), recorded_at: z.string(), log_index: z.number().int().nullable().describe("the row's leaf in the transparency log (docs/hash-chain.md §10.1), null until the log builder took it") })),
   scheduler: z.object({ workflow_id: z.string(), running_runs: z.array(z.string()).nullable(), next_fire_at: z.string().nullable() }),
   warnings: z
     .array(z.object({ field: z.string(), reason: z.string() }))
@@ -344,7 +344,7 @@ export const Run = z
   .meta({ id: 'Run' });
 
 export const RunDetail = Run.extend({
-  log: z.array(z.object({ status: z.enum(RUN_STATUSES), attempt: z.number().int(), reason: z.string().nullable(), recorded_at: z.string() })),
+  log: z.array(z.object({ id: z.number().int().describe("the log row's id (its seq in the transparency log)"), status: z.enum(RUN_STATUSES), attempt: z.number().int(), reason: z.string().nullable(), recorded_at: z.string(), log_index: z.number().int().nullable().describe("the row's leaf in the transparency log (docs/hash-chain.md §10.1), null until the log builder took it") })),
   deliveries: z.array(z.object({ target: z.number().int(), type: z.string(), ok: z.boolean(), detail: z.string().nullable(), recorded_at: z.string() })),
   follow_ups: z.array(z.object({ task_id: z.string(), name: z.string(), created_at: z.string() })).describe('tasks this run handed work to (next_action follow_up)'),
 }).meta({ id: 'RunDetail' });
@@ -665,6 +665,30 @@ export const timeNow = defineRoute({
   errors: [400, 401, 403],
 });
 
+export const verifyTask = defineRoute({
+  method: 'get',
+  path: '/v1/tasks/:id/verify',
+  tag: 'tasks',
+  summary: "Check every history row of a task against a checkpoint of the transparency log (the newest witnessed one when LOG_WITNESSES is set): a row changed after it was logged is named by its version",
+  scopes: Operation.ReadTasks,
+  parameterExamples: { id: 'daily-digest' },
+  params: idPath,
+  responses: { 200: z.object({ task_id: z.string(), ok: z.boolean(), checked: z.number().int(), log: LogCheckSchema }) },
+  errors: [400, 401, 403, 404, 503],
+});
+
+export const verifyRun = defineRoute({
+  method: 'get',
+  path: '/v1/runs/:id/verify',
+  tag: 'tasks',
+  summary: "Check every log row of a run against a checkpoint of the transparency log (the newest witnessed one when LOG_WITNESSES is set): a row changed after it was logged is named by its id",
+  scopes: Operation.ReadTasks,
+  parameterExamples: { id: 'run/daily-digest/2025-01-06T07:00:00.000Z' },
+  params: z.object({ id: z.string().min(1).max(300) }),
+  responses: { 200: z.object({ run_id: z.string(), ok: z.boolean(), checked: z.number().int(), log: LogCheckSchema }) },
+  errors: [400, 401, 403, 404, 503],
+});
+
 export const taskRoutes = {
   createTask,
   listTasks,
@@ -682,4 +706,6 @@ export const taskRoutes = {
   reportRunResult,
   previewSchedule,
   timeNow,
+  verifyTask,
+  verifyRun,
 } as const;

@@ -12,6 +12,8 @@ import type { ListedRun, RunKey, RunRow, TaskRow, TaskStore } from '../../lib/st
 import { DEFAULT_LIST_ORDER, TASK_LIST_ORDERS, type TaskListOrder } from '../../lib/domain/list-order';
 import { badCursor, decodeKeyset, encodeKeyset, pageOrder, parseCursor, type Keyset } from '../../lib/keyset';
 import type { TaskResultStore } from '../../lib/store/task-results';
+import type { TlogStore } from '../../lib/store/tlog';
+import { NO_WITNESSES, type WitnessTrust } from '../../lib/tlog/chain-check';
 import type { TaskPolicy } from '../../lib/task-policy';
 import { shownDefinition, withoutSecrets, type TaskSecrets } from '../../lib/task-secrets';
 import { mayAccess, outOfBounds, ownerForCreate, principalOf, type KeyStore, type Principal } from '../auth';
@@ -39,6 +41,8 @@ import {
   resumeTask,
   timeNow,
   triggerTask,
+  verifyRun,
+  verifyTask,
 } from './contract';
 
 export interface TaskDeps {
@@ -54,6 +58,10 @@ export interface TaskDeps {
   defaults?: DefinitionDefaults;
   /** Seals the HMAC secrets a definition carries before it is stored (lib/task-secrets.ts). */
   secrets: TaskSecrets;
+  /** log_index of history and run log rows, and their verify against the transparency log. */
+  tlog: TlogStore;
+  /** LOG_WITNESSES' keys and LOG_WITNESS_QUORUM (verify counts the cosignatures itself). */
+  witnessTrust?: WitnessTrust;
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -72,7 +80,7 @@ function runCursor(c: string): RunKey {
   return { us: k.time, id: k.id };
 }
 
-export function taskRouter({ tasks, store, results, sessions, keys, policy, secrets, defaults = {} }: TaskDeps): Router {
+export function taskRouter({ tasks, store, results, sessions, keys, policy, secrets, tlog, witnessTrust = NO_WITNESSES, defaults = {} }: TaskDeps): Router {
   const r = Router();
   const agentProblem = defaults.agent && defaultAgentProblem(defaults.agent);
   if (agentProblem) throw new Error(`TASK_DEFAULT_AGENT is not an agent a task could use: ${agentProblem}`);
@@ -152,10 +160,11 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
 
   async function detail(t: TaskRow) {
     const [history, state] = await Promise.all([store.history(t.task_id), t.deleted ? undefined : tasks.schedulerState(t.task_id)]);
+    const logged = await tlog.logIndexes(2, t.task_id, history.map((h) => h.version));
     return {
       ...describe(t),
       next_fire_times: nextFires(t, LIMITS.taskNextFireTimesShown).map((x) => new Date(x).toISOString()),
-      history: history.map((h) => ({ ...h, recorded_at: h.recorded_at.toISOString() })),
+      history: history.map((h) => ({ ...h, recorded_at: h.recorded_at.toISOString(), log_index: logged.get(h.version) ?? null })),
       scheduler: {
         workflow_id: schedulerWorkflowId(t.task_id),
         running_runs: state?.running ?? null,
@@ -175,7 +184,7 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
     return {
       ...describe(t),
       next_fire_times: next,
-      history: [{ version: t.version, action: t.last_action, enabled: t.enabled, deleted: t.deleted, reason: t.reason, recorded_at: t.created_at.toISOString() }],
+      history: [{ version: t.version, action: t.last_action, enabled: t.enabled, deleted: t.deleted, reason: t.reason, recorded_at: t.created_at.toISOString(), log_index: null }],
       scheduler: { workflow_id: schedulerWorkflowId(t.task_id), running_runs: [], next_fire_at: next[0] ?? null },
     };
   }
@@ -319,12 +328,33 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
     const id = parse(getRun.params.shape.id, req.params.id, 'run_id');
     const run = await mustBeOwnRun(id, principalOf(res));
     const [log, deliveries, followUps] = await Promise.all([store.runLog(id), store.deliveries(id), results.followUpsOf(id)]);
+    const logged = await tlog.logIndexes(3, id, log.map((l) => Number(l.log_row_id)));
     res.json({
       ...runOf(run),
-      log: log.map((l) => ({ status: l.status, attempt: l.attempt, reason: l.reason, recorded_at: l.recorded_at.toISOString() })),
+      log: log.map((l) => ({
+        id: Number(l.log_row_id),
+        status: l.status,
+        attempt: l.attempt,
+        reason: l.reason,
+        recorded_at: l.recorded_at.toISOString(),
+        log_index: logged.get(Number(l.log_row_id)) ?? null,
+      })),
       deliveries: deliveries.map((d) => ({ ...d, recorded_at: d.recorded_at.toISOString() })),
       follow_ups: followUps.map((f) => ({ task_id: f.task_id, name: f.name, created_at: f.created_at.toISOString() })),
     });
+  });
+
+  route(r, keys, verifyTask, async (req, res) => {
+    const t = await mustExist(idOf(req.params.id), principalOf(res));
+    const log = await tlog.checkChain(2, t.task_id, witnessTrust);
+    res.json({ task_id: t.task_id, ok: log.ok, checked: log.proven + log.pending, log });
+  });
+
+  route(r, keys, verifyRun, async (req, res) => {
+    const id = parse(verifyRun.params.shape.id, req.params.id, 'run_id');
+    await mustBeOwnRun(id, principalOf(res));
+    const log = await tlog.checkChain(3, id, witnessTrust);
+    res.json({ run_id: id, ok: log.ok, checked: log.proven + log.pending, log });
   });
 
   route(r, keys, reportRunResult, async (req, res) => {

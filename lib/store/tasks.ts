@@ -285,8 +285,8 @@ export class TaskStore {
   }
 
   /** Every state one run went through, oldest first. */
-  async runLog(runId: string): Promise<RunRow[]> {
-    const r = await this.pool.query(`SELECT ${RUN_COLUMNS.replace('COALESCE(first_started_at, started_at)', 'started_at')} FROM task_run_log x WHERE run_id = $1 ORDER BY id`, [runId]);
+  async runLog(runId: string): Promise<(RunRow & { log_row_id: string })[]> {
+    const r = await this.pool.query(`SELECT ${RUN_COLUMNS.replace('COALESCE(first_started_at, started_at)', 'started_at')}, id::int8 AS log_row_id FROM task_run_log x WHERE run_id = $1 ORDER BY id`, [runId]);
     return r.rows;
   }
 

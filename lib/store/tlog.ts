@@ -6,17 +6,41 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '../db';
-import type { ChainLeaf } from '../tlog/chain-check';
+import { checkChainInLog, type ChainLeaf, type LogCheck, type WitnessTrust } from '../tlog/chain-check';
 import { formatCheckpoint } from '../tlog/checkpoint';
 import { cachingTileReader, DEFAULT_TILE_CACHE_BYTES } from '../tlog/tile-cache';
+import { recordHash, runLogCanonical, runLogRecordOf, taskHistoryCanonical, taskHistoryRecordOf } from '../tlog/record-leaf';
 import { extend, frontierOf, HASH_SIZE, leafHash, tileKey, tileStrips, type TileId, type TileReader } from '../tlog/tree';
 
-/** The chains the log covers, by their `source` number in tlog_leaves. */
+const us = (col: string) => `(extract(epoch FROM ${col}) * 1000000)::bigint AS ${col}_us`;
+
+/**
+ * The tables the log covers, by their `source` number in tlog_leaves: the chain id and seq
+ * columns (a record's place in the log order), the columns its leaf data is made of, and how.
+ * Session events and intent transitions carry their chain hash; task history and run log rows
+ * are hashed as records (lib/tlog/record-leaf.ts, schema/021).
+ */
 export const LOG_SOURCES = [
-  { source: 0, table: 'timeline_events', chain: 'session_id' },
-  { source: 1, table: 'intent_transitions', chain: 'event_id' },
+  { source: 0, table: 'timeline_events', chain: 'session_id', seq: 'seq', columns: 'hash', leafData: (r: Record<string, unknown>) => Buffer.from(r.hash as string, 'hex') },
+  { source: 1, table: 'intent_transitions', chain: 'event_id', seq: 'seq', columns: 'hash', leafData: (r: Record<string, unknown>) => Buffer.from(r.hash as string, 'hex') },
+  {
+    source: 2,
+    table: 'task_history',
+    chain: 'task_id',
+    seq: 'version',
+    columns: `id, task_id, version, action, definition, enabled, deleted, reason, created_by, ${us('recorded_at')}`,
+    leafData: (r: Record<string, unknown>) => recordHash(taskHistoryCanonical(taskHistoryRecordOf(r))),
+  },
+  {
+    source: 3,
+    table: 'task_run_log',
+    chain: 'run_id',
+    seq: 'id',
+    columns: `id, run_id, task_id, status, reason, trigger, ${us('nominal_at')}, ${us('started_at')}, ${us('finished_at')}, lateness_ms, duration_ms, attempt, processed, error_count, summary, result, needs_attention, ${us('recorded_at')}`,
+    leafData: (r: Record<string, unknown>) => recordHash(runLogCanonical(runLogRecordOf(r))),
+  },
 ] as const;
-export type LogSource = 0 | 1;
+export type LogSource = 0 | 1 | 2 | 3;
 
 /** Where the builder is: the last record logged, in log order (log_xid, source, chain id, seq). */
 export interface LogCursor {
@@ -75,14 +99,14 @@ function rowToCheckpoint(r: Record<string, unknown>): StoredCheckpoint {
 }
 
 /** The WHERE part that selects one source's records after the cursor, in log order. */
-function afterCursor(source: number, chainCol: string, c: LogCursor | null, params: unknown[]): string {
+function afterCursor(source: number, chainCol: string, seqCol: string, c: LogCursor | null, params: unknown[]): string {
   if (!c) return 'true';
   params.push(c.xid.toString());
   const x = `$${params.length}::xid8`;
   if (source < c.source) return `log_xid > ${x}`;
   if (source > c.source) return `log_xid >= ${x}`;
   params.push(c.chain, c.seq);
-  return `log_xid >= ${x} AND (log_xid > ${x} OR (${chainCol} COLLATE "C", seq) > ($${params.length - 1}::text COLLATE "C", $${params.length}::bigint))`;
+  return `log_xid >= ${x} AND (log_xid > ${x} OR (${chainCol} COLLATE "C", ${seqCol}) > ($${params.length - 1}::text COLLATE "C", $${params.length}::bigint))`;
 }
 
 function compareOrder(a: LogCursor, b: LogCursor): number {
@@ -242,16 +266,28 @@ export class TlogStore {
     return new Map(rows.map((r) => [Number(r.seq), Number(r.log_index)]));
   }
 
-  /** Every record of one chain in seq order, with its leaf index (null: not logged yet). */
+  /** Every record of one chain in seq order, with its leaf data (hex) and leaf index (null: not logged yet). */
   async chainLeaves(source: LogSource, chainId: string): Promise<ChainLeaf[]> {
     const s = LOG_SOURCES[source];
     const { rows } = await this.pool.query(
-      `SELECT r.seq, r.hash, l.log_index FROM ${s.table} r
-         LEFT JOIN tlog_leaves l ON l.source = $1 AND l.chain_id = r.${s.chain} AND l.seq = r.seq
-        WHERE r.${s.chain} = $2 ORDER BY r.seq`,
+      `SELECT x.*, l.log_index
+         FROM (SELECT ${s.chain} AS log_chain, ${s.seq} AS log_seq, ${s.columns} FROM ${s.table} WHERE ${s.chain} = $2) x
+         LEFT JOIN tlog_leaves l ON l.source = $1 AND l.chain_id = x.log_chain AND l.seq = x.log_seq
+        ORDER BY x.log_seq`,
       [source, chainId],
     );
-    return rows.map((r) => ({ seq: Number(r.seq), hash: r.hash as string, logIndex: r.log_index == null ? null : Number(r.log_index) }));
+    return rows.map((r) => ({ seq: Number(r.log_seq), hash: s.leafData(r).toString('hex'), logIndex: r.log_index == null ? null : Number(r.log_index) }));
+  }
+
+  /**
+   * One chain checked against the checkpoint verify uses (docs/hash-chain.md §10.5): with
+   * witnesses configured the newest one stored as witnessed, whose cosignatures checkChainInLog
+   * counts again with the configured keys; the latest log-signed one otherwise (or while none
+   * is witnessed). The checkpoint is read before the chain: a record logged after it is pending.
+   */
+  async checkChain(source: LogSource, chainId: string, trust: WitnessTrust): Promise<LogCheck> {
+    const latest = (trust.witnessKeys.length > 0 ? await this.latestWitnessedCheckpoint() : null) ?? (await this.latestServedCheckpoint());
+    return checkChainInLog(await this.chainLeaves(source, chainId), latest, this.readTiles, trust);
   }
 
   /**
@@ -274,15 +310,15 @@ export class TlogStore {
         const found: PendingRecord[][] = [];
         for (const s of LOG_SOURCES) {
           const params: unknown[] = [];
-          const where = afterCursor(s.source, s.chain, cursor, params);
+          const where = afterCursor(s.source, s.chain, s.seq, cursor, params);
           params.push(horizon.toString(), limit + 1);
           const { rows } = await db.query(
-            `SELECT log_xid::text AS xid, ${s.chain} AS chain, seq, hash FROM ${s.table}
+            `SELECT log_xid::text AS log_xid_text, ${s.chain} AS log_chain, ${s.seq} AS log_seq, ${s.columns} FROM ${s.table}
               WHERE ${where} AND log_xid < $${params.length - 1}::xid8
-              ORDER BY log_xid, ${s.chain} COLLATE "C", seq LIMIT $${params.length}`,
+              ORDER BY log_xid, ${s.chain} COLLATE "C", ${s.seq} LIMIT $${params.length}`,
             params,
           );
-          found.push(rows.map((r) => ({ xid: BigInt(r.xid as string), source: s.source, chain: r.chain as string, seq: Number(r.seq), hash: Buffer.from(r.hash as string, 'hex') })));
+          found.push(rows.map((r) => ({ xid: BigInt(r.log_xid_text as string), source: s.source, chain: r.log_chain as string, seq: Number(r.log_seq), hash: s.leafData(r) })));
         }
         const merged = mergeOrdered(found);
         const batch = merged.slice(0, limit);

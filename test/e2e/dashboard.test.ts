@@ -14,6 +14,13 @@ import { chromium, type BrowserContext, type Locator, type Page } from 'playwrig
 import { startTestSystem, TestSystem } from '../support/system';
 import { asDatabaseAttacker } from '../support/db-attacker';
 import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
+import { parseCheckpoint } from '../../lib/tlog/checkpoint';
+import { generateCosignerKey } from '../../lib/tlog/cosignature';
+import { noteVerifier, openNote } from '../../lib/tlog/note';
+import { Witness, WitnessStateStore } from '../../lib/tlog/witness';
+import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
+import { parseWitnessList } from '../../lib/tlog/witnessing';
+import { freePort, sessionLogged, eventually as logEventually } from '../support/tlog-e2e';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = path.resolve(__dirname, '..', '..', 'docs', 'screenshots');
@@ -197,6 +204,9 @@ describe('the dashboard against the running system (open API)', () => {
 
     await page.waitForSelector('#verify-badge');
     expect(await page.locator('#verify-badge').innerText()).toContain('chain verified: 5 events');
+    // This system runs no log builder: the chain is in no checkpoint (the log badge says so).
+    expect(await page.locator('#log-badge').getAttribute('data-state')).toBe('unlogged');
+    expect(await page.locator('#log-badge').innerText()).toBe('not yet in a checkpoint');
 
     await page.locator('#timeline li[data-seq="2"] button').click();
     await page.waitForSelector('#context .context-text');
@@ -633,6 +643,71 @@ describe('the dashboard with API keys configured', () => {
     await page.goto(`${sys.baseUrl}/#/intents`);
     await page.waitForSelector('#page-error');
     expect(await page.locator('#page-error h2').innerText()).toBe('Not allowed with this key');
+    expect(seen.errors).toEqual([]);
+    expect(seen.foreign).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the log badge: signed by the log, then witnessed', () => {
+  const witnessKey = generateCosignerKey('witness.test/dashboard');
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-dash-witness-'));
+  let sys: TestSystem;
+  let browser: Awaited<ReturnType<typeof launch>>;
+  let witness: WitnessServer | undefined;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    // The witness is configured but not up yet: checkpoints are published log-signed only.
+    sys = await startTestSystem({
+      tlog: true,
+      config: { logWitnessing: { witnesses: parseWitnessList(`http://127.0.0.1:${port} ${witnessKey.verifierKey}`), quorum: 1 }, logBatchIntervalMs: 200 },
+    });
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await witness?.close();
+    await browser?.close();
+    await sys?.stop();
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  test('a session in a log-signed checkpoint shows "signed", once a quorum of witnesses cosigned one "witnessed"', async () => {
+    const page = await browser.context.newPage();
+    await page.setViewportSize(VIEWPORT);
+    const seen = watch(page, sys.baseUrl);
+    const id = uid('dash-logged');
+    await sys.tk.createSession({ session_id: id, agent_id: uid('log-agent') });
+    await sys.tk.append(id, { type: 'USER_INPUT', content: { input: 'Is this history witnessed?' } });
+    await sys.tk.append(id, { type: 'LLM_RESPONSE', content: { response: 'Once a witness cosigns the checkpoint, yes.' } });
+    await logEventually('the session in a checkpoint', () => sessionLogged(sys, id));
+    // Other test files may have left a witnessed checkpoint behind (verify would use it): only
+    // while verify proves this session against a log-signed one is the badge "signed".
+    const v = await sys.tk.verify(id);
+    if (!v.log.checkpoint?.witnessed) {
+      await page.goto(`${sys.baseUrl}/#/sessions/${encodeURIComponent(id)}`);
+      await page.waitForSelector('#log-badge');
+      expect(await page.locator('#log-badge').getAttribute('data-state')).toBe('signed');
+      expect(await page.locator('#log-badge').innerText()).toBe('signed by the log, not witnessed');
+    }
+
+    // The witness comes up; the builder's next round gets the checkpoint cosigned.
+    const logKey = await sys.tk.log.key();
+    const origin = parseCheckpoint(openNote(await sys.tk.log.checkpoint(), [noteVerifier(logKey)]).text).origin;
+    witness = await startWitnessServer(new Witness({ signerKey: witnessKey.signerKey, logs: [{ origin, verifierKeys: [logKey] }], store: new WitnessStateStore(path.join(stateDir, 'state.json')) }), { host: '127.0.0.1', port });
+    await logEventually('verify to prove the session against a witnessed checkpoint', async () => {
+      const r = await sys.tk.verify(id);
+      return r.log.checkpoint?.witnessed && r.log.pending === 0 ? r : undefined;
+    });
+    // A fresh load (the same hash route again would not re-render).
+    await page.goto('about:blank');
+    await page.goto(`${sys.baseUrl}/#/sessions/${encodeURIComponent(id)}`);
+    await page.waitForSelector('#log-badge');
+    expect(await page.locator('#log-badge').getAttribute('data-state')).toBe('witnessed');
+    expect(await page.locator('#log-badge').innerText()).toBe('✓ witnessed (1 cosignature)');
+    expect(await page.locator('#verify-log').innerText()).toContain('3 in checkpoint');
+    await shot(page, 'session-witnessed');
     expect(seen.errors).toEqual([]);
     expect(seen.foreign).toEqual([]);
     await page.close();

@@ -11,6 +11,11 @@
  * - the new export's proofs carry no witness cosignature, so a verifier that requires one refuses it;
  * - the same witness is in LOG_WITNESSES, so the builder sends it the rebuilt log's next
  *   checkpoint itself: refused, the round stored unwitnessed, nothing witnessed for the new log.
+ * The attacker also has Temporal access: the session workflow's recorded head (the anchor
+ * verify compares with) first still names the honest chain, so verify says anchor_mismatch;
+ * the attacker terminates the workflow, and the next append resumes it from the head the
+ * database holds, so the anchor is rewritten consistently too and the server's own verify is
+ * all green. Only the witness and the witnessed export still show the rewrite.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -118,6 +123,14 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
     db.release();
   }
 
+  // Before the anchor is touched, the workflow's head still names the honest chain.
+  const anchored = await sys.tk.verify(sid);
+  expect(anchored).toMatchObject({ ok: false, reason: 'anchor_mismatch', first_bad_seq: 6, anchor: { seq: 6, ok: false } });
+  // The attacker with Temporal access: terminate the session workflow, so that the next write
+  // resumes it from the head the (rewritten) database holds.
+  const { rows: wf } = await sys.ownerPool.query('SELECT workflow_id FROM timeline_sessions WHERE session_id = $1', [sid]);
+  await sys.client.workflow.getHandle(wf[0].workflow_id as string).terminate('operator rewrites the recorded head');
+
   // The rebuilt log reaches the witnessed size again: a checkpoint signed with the log's own key.
   const forged = await eventually('the rebuilt log to reach the witnessed size', async () => {
     const n = await sys.tk.log.checkpoint();
@@ -140,7 +153,11 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
   // The live wire: one more record, and the builder sends the rebuilt log's next checkpoint to
   // the configured witness itself, from the size the witness holds. Refused: the round is
   // stored unwitnessed, nothing is witnessed for the rebuilt log, the witness holds what it had.
-  await sys.tk.append(sid, { type: 'USER_INPUT', content: { said: 'after the rewrite' } });
+  const resumed = await sys.tk.append(sid, { type: 'USER_INPUT', content: { said: 'after the rewrite' } });
+  // The anchor now agrees with the forged chain: the server's own verify sees nothing wrong.
+  const green = await sys.tk.verify(sid);
+  expect(green).toMatchObject({ ok: true, checked: 7, anchor: { source: 'workflow', seq: 7, hash: resumed.hash, ok: true } });
+  expect(resumed.prev_hash).toBe(events[5].hash); // built on the forged seq 6
   const round = await eventually('the builder to offer the rebuilt log to the witness', async () => {
     const { rows } = await sys.ownerPool.query('SELECT tree_size, note, witness_count, quorum_met FROM log_cosigned_checkpoints WHERE tree_size > $1 ORDER BY id LIMIT 1', [witnessedSize]);
     return rows[0] as { tree_size: string; note: string; witness_count: number; quorum_met: boolean } | undefined;
@@ -169,4 +186,4 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
   expect(against.stdout).toMatch(new RegExp(`^BROKEN  ${sid}  at seq 3 \\(log index \\d+\\): differs: its hash is [0-9a-f]{64}, the witnessed checkpoint ${witnessedSize} commits to [0-9a-f]{64}`));
   // The witnessed export itself still verifies: it is the history the log committed to.
   expect((await cli(['verify-file', before, ...trust])).code).toBe(0);
-});
+}, 300_000); // a dozen CLI runs, a workflow resumed and two log rebuild waits: longer than the default on a loaded machine

@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseCheckpoint } from '../../lib/tlog/checkpoint';
-import { generateCosignerKey } from '../../lib/tlog/cosignature';
-import { noteVerifier, openNote, parseNote } from '../../lib/tlog/note';
+import { cosignatureSigner, generateCosignerKey } from '../../lib/tlog/cosignature';
+import { noteVerifier, openNote, parseNote, signNote } from '../../lib/tlog/note';
 import { Witness, WitnessStateStore } from '../../lib/tlog/witness';
 import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
 import { parseWitnessList } from '../../lib/tlog/witnessing';
@@ -138,4 +138,32 @@ test('checkpoints are cosigned by the configured witness, survive it being down,
   expect((await sys.tk.verify(sid)).log).toMatchObject({ ok: true, proven: 7, pending: 0, checkpoint: { tree_size: resumed.size, witnessed: true } });
   const [again] = await goTlog([{ op: 'open_note', note: resumed.note, log_keys: [logKey], cosigner_keys: [witnessKey.verifierKey] }]);
   expect(again).toMatchObject({ ok: true, unverified: 0 });
+});
+
+test('verify counts the cosignatures itself: a round stored as witnessed whose cosignature is not the configured witness\'s fails verify', async () => {
+  // The witness is down, so the newest checkpoint stays log-signed only.
+  await server?.close();
+  server = undefined;
+  const sid = uniqueSessionId('wire-forged');
+  await sys.tk.createSession({ session_id: sid });
+  const fresh = await eventually('a checkpoint past the witnessed one', async () => {
+    const [s, w] = [await served(), await served(true)];
+    return (await sessionLogged(sys, sid)) && s.size > w.size ? s : undefined;
+  });
+  expect((await sys.tk.verify(sid)).log).toMatchObject({ ok: true, checkpoint: { witnessed: true } });
+  // The database owner "witnesses" it: a cosignature under the witness's name by a key of its
+  // own (so the configured key's id does not match), stored as a round that met the quorum.
+  const forger = cosignatureSigner(generateCosignerKey('witness.test/wire').signerKey);
+  const text = parseNote(fresh.note).text;
+  const forgedLine = signNote(text, forger).slice(text.length + 1);
+  await sys.ownerPool.query(
+    "INSERT INTO log_cosigned_checkpoints (tree_size, note, witness_count, quorum, quorum_met, witness_sizes) VALUES ($1, $2, 1, 1, true, '{}'::jsonb)",
+    [fresh.size, fresh.note + forgedLine],
+  );
+  expect((await served(true)).size).toBe(fresh.size); // the API serves what the database says …
+  const v = await sys.tk.verify(sid);
+  // … but verify checks the cosignatures against LOG_WITNESSES' key and the quorum itself.
+  expect(v.ok).toBe(false);
+  expect(v.log).toMatchObject({ ok: false, checkpoint: { tree_size: fresh.size, witnessed: false, cosignatures: 0 } });
+  expect(v.log.detail).toContain('only 0 of the required 1 cosignatures verify');
 });

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { databaseInstanceId } from '../../lib/store/instance';
 import { TlogStore } from '../../lib/store/tlog';
+import { TaskStore } from '../../lib/store/tasks';
 import { defaultLogOrigin, logSignerOf } from '../../lib/tlog/log-key';
 import { startTestSystem, testEnv, testLogKeyFile, uniqueSessionId, type TestSystem } from '../support/system';
 
@@ -143,6 +144,75 @@ describe('transparency log', () => {
     expect(v.log.ok).toBe(false);
     expect(v.log.first_bad_seq).toBe(2);
     expect(v.log.detail).toContain('is not the record the log committed to');
+  });
+
+  test('task history and run log rows are logged, shown with their log_index, proven, and a changed row is named by verify', async () => {
+    const taskId = `tlog-task-${Date.now().toString(36)}`;
+    await sys.tk.tasks.create({ task_id: taskId, name: 'logged', trigger: { type: 'cron', expression: '0 3 * * *', timezone: 'UTC' }, agent: { type: 'openai', base_url: 'https://llm.example/v1', model: 'm', prompt_template: 'hi' } });
+    await sys.tk.tasks.pause(taskId);
+    // Run log rows written by the application role: its column grant (schema/021) lets it insert without naming log_xid.
+    const runId = `run/${taskId}/2026-01-01T03:00:00.000Z`;
+    const tasks = new TaskStore(sys.pool);
+    const nominalMs = Date.parse('2026-01-01T03:00:00.000Z');
+    await tasks.recordRun({ runId, taskId, status: 'running', trigger: 'manual', nominalMs, startedMs: nominalMs + 5, attempt: 1 });
+    await tasks.recordRun({ runId, taskId, status: 'success', trigger: 'manual', nominalMs, startedMs: nominalMs + 5, finishedMs: nominalMs + 905, attempt: 1, processed: 3, summary: 'ok' });
+    // … but may not pick a log_xid of its own (a row behind the builder's horizon would never be logged).
+    await expect(sys.pool.query("INSERT INTO task_run_log (run_id, task_id, status, trigger, nominal_at, log_xid) VALUES ($1, $2, 'skipped', 'manual', now(), '1')", [runId, taskId])).rejects.toThrow(/permission denied/);
+
+    const history = await eventually('both history rows to have a log_index', async () => {
+      const h = (await sys.tk.tasks.get(taskId)).history;
+      return h.length === 2 && h.every((x) => x.log_index !== null) ? h : undefined;
+    });
+    const log = await eventually('both run log rows to have a log_index', async () => {
+      const l = (await sys.tk.runs.get(runId)).log;
+      return l.length === 2 && l.every((x) => x.log_index !== null) ? l : undefined;
+    });
+    expect(history[1].log_index!).toBeGreaterThan(history[0].log_index!);
+    expect(log[1].log_index!).toBeGreaterThan(log[0].log_index!);
+    // The leaves name the rows: source 2 = task_history (task_id, version), 3 = task_run_log (run_id, row id).
+    const leaves = await sys.ownerPool.query('SELECT log_index::int AS i, source, chain_id, seq::int AS seq FROM tlog_leaves WHERE chain_id IN ($1, $2) ORDER BY log_index', [taskId, runId]);
+    expect(leaves.rows.map((r) => [r.source, r.chain_id, r.seq])).toEqual([
+      [2, taskId, 1],
+      [2, taskId, 2],
+      [3, runId, log[0].id],
+      [3, runId, log[1].id],
+    ]);
+
+    const tv = await eventually('the task history to be in a checkpoint', async () => {
+      const v = await sys.tk.tasks.verify(taskId);
+      return v.log.proven === 2 ? v : undefined;
+    });
+    expect(tv).toMatchObject({ task_id: taskId, ok: true, checked: 2, log: { ok: true, pending: 0 } });
+    const rv = await eventually('the run log to be in a checkpoint', async () => {
+      const v = await sys.tk.runs.verify(runId);
+      return v.log.proven === 2 ? v : undefined;
+    });
+    expect(rv).toMatchObject({ run_id: runId, ok: true, checked: 2 });
+
+    // The inclusion proof the API serves proves the record hash (lib/tlog/record-leaf.ts) at that index.
+    const cp = await signedCheckpoint();
+    const leaf = (await new TlogStore(sys.ownerPool).chainLeaves(3, runId))[1];
+    const p = await sys.tk.log.inclusion({ leaf_index: log[1].log_index!, tree_size: cp.size });
+    expect(b64(p.leaf_hash)).toEqual(leafHash(Buffer.from(leaf.hash, 'hex')));
+    expect(verifyInclusion(log[1].log_index!, cp.size, b64(p.leaf_hash), p.hashes.map(b64), cp.rootHash)).toBe(true);
+
+    // The table owner rewrites a history row's reason and a run's summary after they were logged.
+    const db = await sys.ownerPool.connect();
+    try {
+      await db.query('BEGIN');
+      for (const t of ['task_history', 'task_run_log']) await db.query(`ALTER TABLE ${t} DISABLE TRIGGER ${t}_no_update_delete`);
+      await db.query("UPDATE task_history SET reason = 'nothing happened' WHERE task_id = $1 AND version = 2", [taskId]);
+      await db.query("UPDATE task_run_log SET summary = 'failed quietly' WHERE id = $1", [log[1].id]);
+      for (const t of ['task_history', 'task_run_log']) await db.query(`ALTER TABLE ${t} ENABLE ALWAYS TRIGGER ${t}_no_update_delete`);
+      await db.query('COMMIT');
+    } finally {
+      db.release();
+    }
+    const tBad = await sys.tk.tasks.verify(taskId);
+    expect(tBad).toMatchObject({ ok: false, log: { ok: false, first_bad_seq: 2 } });
+    expect(tBad.log.detail).toContain('is not the record the log committed to');
+    const rBad = await sys.tk.runs.verify(runId);
+    expect(rBad).toMatchObject({ ok: false, log: { ok: false, first_bad_seq: log[1].id } });
   });
 
   test('commit order: a record committed after a later transaction is neither skipped nor overtaken', async () => {

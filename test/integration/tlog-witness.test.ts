@@ -139,6 +139,64 @@ describe('the witness over HTTP', () => {
     expect(fs.existsSync(w.stateFile)).toBe(false);
   });
 
+  test('hostile bytes (invalid UTF-8, huge bodies, bad notes) get a 4xx and leave the state file as it was', async () => {
+    const log = new TestLog().grow(5);
+    const w = await startWitness([log]);
+    await witnessCheckpoint({ note: log.checkpoint(), witnesses: [w.endpoint], quorum: 1, previousSize: 0, consistencyProof: log.consistency });
+    const stateBefore = fs.readFileSync(w.stateFile);
+    log.grow(2);
+    const good = log.checkpoint();
+    const proof = (await log.consistency(5, 7)).map((h) => h.toString('base64'));
+    const req = (note: string, old = 5, hashes = proof) => `old ${old}\n${hashes.map((h) => `${h}\n`).join('')}\n${note}`;
+    const [text, sigs] = [good.slice(0, good.indexOf('\n\n') + 1), good.slice(good.indexOf('\n\n') + 2)];
+    const sigLine = sigs.trimEnd();
+    const raw = async (body: Buffer | string) => (await fetch(`${w.server.url}/add-checkpoint`, { method: 'POST', body: typeof body === 'string' ? body : new Uint8Array(body) })).status;
+    const cases: Array<[string, Buffer | string]> = [
+      ['invalid UTF-8 in the body', Buffer.concat([Buffer.from('old 5\n'), Buffer.from([0xff, 0xfe, 0x0a, 0x0a]), Buffer.from(good)])],
+      ['invalid UTF-8 in the note text', Buffer.from(Buffer.from(req(good).replace(log.origin, `${log.origin}\ufffd`), 'utf8').map((b) => (b === 0xef ? 0xc0 : b)))],
+      ['an overlong UTF-8 encoding', Buffer.concat([Buffer.from(req(text.replace('\n', '')), 'utf8'), Buffer.from([0xc0, 0xaf])])],
+      ['a lone surrogate (CESU-8)', Buffer.concat([Buffer.from(req(good)), Buffer.from([0xed, 0xa0, 0x80])])],
+      ['a NUL in the note text', req(good.replace(log.origin, `${log.origin}\u0000x`))],
+      ['a control character in the note text', req(good.replace(log.origin, `${log.origin}\u0007`))],
+      ['CRLF line endings', req(good).replace(/\n/g, '\r\n')],
+      ['a note without its signature block', req(text)],
+      ['a note without a final newline', req(good.trimEnd())],
+      ['a signature that is not base64', req(`${text}\n— ${log.origin} !!!notbase64\n`)],
+      ['a signature line without the em dash', req(`${text}\n- ${sigLine.slice(2)}\n`)],
+      ['a signature too short for its key id', req(`${text}\n— ${log.origin} AAA=\n`)],
+      ['more than 100 signature lines', req(`${text}\n${`${sigLine}\n`.repeat(101)}`)],
+      ['a tampered text under the trusted signature', req(good.replace(/\n7\n/, '\n8\n'))],
+      ['a size with a leading zero', req(good.replace(/\n7\n/, '\n07\n'))],
+      ['a root that is not 32 bytes', req(`${log.origin}\n7\nAAAA\n\n${sigs}`)],
+      ['an old size beyond 2^63', req(good, Number.MAX_SAFE_INTEGER).replace(`old ${Number.MAX_SAFE_INTEGER}`, 'old 99999999999999999999')],
+      ['a negative old size', req(good).replace('old 5', 'old -5')],
+      ['64 proof hashes', req(good, 5, Array.from({ length: 64 }, () => proof[0]))],
+      ['a proof hash of 31 bytes', req(good, 5, [Buffer.alloc(31).toString('base64'), ...proof.slice(1)])],
+      ['an empty body', ''],
+    ];
+    const got: Array<[string, number]> = [];
+    for (const [what, body] of cases) got.push([what, await raw(body)]);
+    expect(got.filter(([, status]) => status < 400 || status >= 500)).toEqual([]);
+    // Huge bodies: declared (refused before it is read) and streamed without a length.
+    expect(await raw('x'.repeat(10_000_000))).toBe(413);
+    const chunk = Buffer.alloc(64 * 1024, 0x41);
+    const stream = new ReadableStream({
+      pull(c) {
+        c.enqueue(chunk);
+      },
+    });
+    const streamed = await fetch(`${w.server.url}/add-checkpoint`, { method: 'POST', body: stream, duplex: 'half' } as RequestInit).then(
+      (r) => r.status,
+      () => 413, // the witness may close the connection while the client still sends: also a refusal
+    );
+    expect(streamed).toBe(413);
+    expect(fs.readFileSync(w.stateFile)).toEqual(stateBefore);
+    expect(w.refusals.every((r) => r.status >= 400 && r.status < 500)).toBe(true);
+    // Still serving: the honest next checkpoint is cosigned.
+    expect((await post(w.server.url, req(good))).status).toBe(200);
+    expect(readState(w.stateFile).logs[log.origin].size).toBe(7);
+  });
+
   test('two requests from the same old size: one is cosigned, the other gets 409 (no rollback)', async () => {
     const log = new TestLog().grow(4);
     const w = await startWitness([log]);

@@ -151,6 +151,18 @@ export const sessionPage: Page = async ({ route }) => {
   };
   await loadMore();
 
+  /**
+   * Where the chain stands in the transparency log: witnessed (its checkpoint carries the quorum
+   * of configured witnesses' cosignatures, counted by verify), only signed by the log, or not
+   * yet in any checkpoint (the builder takes new records within seconds).
+   */
+  const logBadge = (log: Awaited<ReturnType<typeof client.verify>>['log']): Node => {
+    const cp = log.checkpoint;
+    if (!cp || log.proven === 0) return h('span', { class: 'badge b-pending', id: 'log-badge', 'data-state': 'unlogged', title: 'the log builder has not taken these events into a checkpoint yet' }, 'not yet in a checkpoint');
+    if (cp.witnessed) return h('span', { class: 'badge b-witnessed', id: 'log-badge', 'data-state': 'witnessed', title: `checkpoint ${cp.tree_size} is cosigned by ${cp.cosignatures} witnesses (the quorum)` }, `✓ witnessed (${cp.cosignatures} cosignature${cp.cosignatures === 1 ? '' : 's'})`);
+    return h('span', { class: 'badge b-signed', id: 'log-badge', 'data-state': 'signed', title: `checkpoint ${cp.tree_size} is signed by the log; no quorum of witnesses has cosigned it` }, 'signed by the log, not witnessed');
+  };
+
   const runVerify = async () => {
     fill(verifyBox, badge('verifying…', 'pending'));
     try {
@@ -160,13 +172,9 @@ export const sessionPage: Page = async ({ route }) => {
           verifyBox,
           h('span', { class: 'badge b-ok', id: 'verify-badge' }, `✓ chain verified: ${v.checked} events`),
           v.anchor ? h('span', { class: 'muted' }, ` head matches the workflow (seq ${v.anchor.seq})`) : null,
-          h(
-            'span',
-            { class: 'muted', id: 'verify-log' },
-            v.log.checkpoint
-              ? ` · ${v.log.proven} in the log's checkpoint ${v.log.checkpoint.tree_size}${v.log.pending ? `, ${v.log.pending} pending` : ''}`
-              : ' · the log has no checkpoint yet',
-          ),
+          ' ',
+          logBadge(v.log),
+          h('span', { class: 'muted', id: 'verify-log' }, v.log.checkpoint ? ` ${v.log.proven} in checkpoint ${v.log.checkpoint.tree_size}${v.log.pending ? `, ${v.log.pending} pending` : ''}` : ''),
           ' ',
           button('Verify again', runVerify, { class: 'small secondary' }),
         );

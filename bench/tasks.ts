@@ -205,12 +205,14 @@ const windowFrom = () => Math.ceil((Date.now() + 5000) / 60_000) * 60_000;
  * The floor phase: each fire time of the pattern, a client starts one floor workflow at that
  * instant; lateness is when its local activity ran, minus the fire time.
  */
-async function floorPhase(f: Floor, name: 'spread' | 'burst', n: number, minutes: number): Promise<{ expected: number; started: number; p50: number; p99: number; max: number }> {
+async function floorPhase(f: Floor, name: 'spread' | 'burst', n: number, minutes: number): Promise<NonNullable<Figures['floor']>> {
   const seconds = secondsOf(name, n);
   const from = windowFrom();
   log(`${name} floor: do-nothing workflows at the same fire times, ${new Date(from).toISOString()} for ${minutes} min`);
   const nominal: number[] = [];
   const starts: Promise<unknown>[] = [];
+  const ids = new Map<number, string>();
+  const refused = new Map<string, number>();
   const bySecond = new Map<number, number[]>();
   for (const [i, sec] of seconds.entries()) bySecond.set(sec, [...(bySecond.get(sec) ?? []), i]);
   const timers: NodeJS.Timeout[] = [];
@@ -221,7 +223,14 @@ async function floorPhase(f: Floor, name: 'spread' | 'burst', n: number, minutes
         setTimeout(() => {
           for (const i of tasks) {
             const key = nominal.push(at) - 1;
-            starts.push(f.client.workflow.start(floorWorkflow, { workflowId: `bench-floor/${f.taskQueue}/${i}/${at}`, taskQueue: f.taskQueue, args: [{ steps: 0, echo: key }] }).catch(() => undefined));
+            const workflowId = `bench-floor/${f.taskQueue}/${i}/${at}`;
+            // A start the server refused is told apart from one that started and never ran (a lost workflow task): the latter's id is printed.
+            starts.push(
+              f.client.workflow.start(floorWorkflow, { workflowId, taskQueue: f.taskQueue, args: [{ steps: 0, echo: key }] }).then(
+                () => ids.set(key, workflowId),
+                (err: Error) => refused.set(err.message.slice(0, 80), (refused.get(err.message.slice(0, 80)) ?? 0) + 1),
+              ),
+            );
           }
         }, at - Date.now()),
       );
@@ -236,8 +245,9 @@ async function floorPhase(f: Floor, name: 'spread' | 'burst', n: number, minutes
   timers.forEach(clearTimeout);
   await Promise.all(starts);
   const lateness = [...f.arrived].map(([k, t]) => t - nominal[k]).sort((a, b) => a - b);
+  const notRun = [...ids].filter(([k]) => !f.arrived.has(k)).map(([, id]) => id);
   f.arrived.clear();
-  return { expected, started: lateness.length, p50: pct(lateness, 50), p99: pct(lateness, 99), max: lateness[lateness.length - 1] ?? NaN };
+  return { expected, started: lateness.length, p50: pct(lateness, 50), p99: pct(lateness, 99), max: lateness[lateness.length - 1] ?? NaN, refused, notRun };
 }
 
 /** Runs `fn` over `items`, `width` at a time, retrying refusals that say "later" (429, 503). */
@@ -277,7 +287,8 @@ interface Figures {
   max: number;
   /** Lateness where the agent received the call. */
   agent: { p50: number; p99: number; max: number };
-  floor?: { expected: number; started: number; p50: number; p99: number; max: number };
+  /** refused: starts the server refused, by message; notRun: ids of floor workflows started whose activity never arrived. */
+  floor?: { expected: number; started: number; p50: number; p99: number; max: number; refused: Map<string, number>; notRun: string[] };
   killedAtMs?: number;
   /** The worker's first-attempt steps over the scenario (private rig: its WORKER_METRICS_PORT). */
   steps?: StepFigures[];
@@ -446,6 +457,8 @@ async function main() {
       console.log(
         `  floor (do-nothing workflow started by a client at the same fire times): ${r.floor.started} of ${r.floor.expected} ran, lateness p50 ${ms(r.floor.p50)}, p99 ${ms(r.floor.p99)}, max ${ms(r.floor.max)}`,
       );
+    if (r.floor?.refused.size) console.log(`  floor starts refused: ${[...r.floor.refused].map(([m, k]) => `${m} x${k}`).join(', ')}`);
+    if (r.floor?.notRun.length) console.log(`  floor workflows started that did not run within the window + ${SETTLE_MS / 1000} s quiet: ${r.floor.notRun.join(' ')}`);
     if (r.killedAtMs) console.log(`  the worker was killed (SIGKILL) at ${new Date(r.killedAtMs).toISOString()} and restarted at once`);
     if (r.steps?.length) {
       console.log('  the worker\'s steps (timekeeper_task_first_attempt_step_seconds; p50/p99 are bucket upper bounds):');

@@ -44,7 +44,11 @@ beforeAll(async () => {
   witnessPort = await freePort();
   sys = await startTestSystem({
     tlog: true,
-    config: { logWitnessing: { witnesses: parseWitnessList(`http://127.0.0.1:${witnessPort} ${witnessKey.verifierKey}`), quorum: 1 }, logBatchIntervalMs: 200 },
+    // logTileCacheBytes 0: the attacker restarts the API after the edit (a superuser of the
+    // database can), so no process serves tiles it read before the rewrite. A process that kept
+    // them would answer proofs that fail against the rebuilt checkpoint, a tell this test does
+    // not count on: it shows that only the witness stops a consistent rewrite.
+    config: { logWitnessing: { witnesses: parseWitnessList(`http://127.0.0.1:${witnessPort} ${witnessKey.verifierKey}`), quorum: 1 }, logBatchIntervalMs: 200, logTileCacheBytes: 0 },
   });
 });
 afterAll(async () => {

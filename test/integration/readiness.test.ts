@@ -92,8 +92,10 @@ test('with Temporal hung, /readyz answers within about a second and names the ch
       expect(a.body.checks.postgres).toBe('ok');
       expect(a.body.checks.temporal).toBe(`timed out after ${LIMITS.readinessCheckMs} ms`);
       expect(a.body.timed_out).toEqual(expect.arrayContaining(['temporal']));
-      // The deadline plus scheduling slack on a loaded machine; without deadlines this took 9–10 s.
-      expect(a.ms).toBeLessThan(LIMITS.readinessCheckMs + 1_500);
+      // The body above already shows the deadline fired. This bound only tells "answered at the deadline,
+      // late by a loaded machine's scheduling" (2.4 s seen in CI at load ~20) from "waited for the hung
+      // server" (9–10 s without deadlines), so it sits halfway between them.
+      expect(a.ms).toBeLessThan(5_000);
     }
     console.log(`/readyz with Temporal hung answered in ${answers.map((a) => Math.round(a.ms)).join(', ')} ms`);
     // OML's /api/health: the same deadline per check (before, it waited for the hung server).

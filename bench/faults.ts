@@ -13,6 +13,7 @@
  * of a profiler or event-loop-delay preload, to see where its time goes).
  */
 import { startFaultRig } from '../test/support/fault-rig';
+import { startFloor } from './floor/floor';
 import { faultScenario, faultTable, OverloadRow, overload, Row } from '../test/support/fault-scenarios';
 
 const arg = (name: string, dflt: string) => {
@@ -57,7 +58,15 @@ async function main() {
         rows.push(await faultScenario(rig, 'api kill -9', () => rig.killApiProcess(), async () => void (await rig.startApiProcess()), { ...opts, tk: api.tk }));
         await rig.killApiProcess();
       }
-      if (s === 'temporal') rows.push(await faultScenario(rig, 'temporal kill -9', () => rig.killTemporal(), () => rig.restartTemporal(), opts));
+      if (s === 'temporal') {
+        // The engine's floor through the same kill: a no-op Update workflow on the same server.
+        const floor = await startFloor(rig.temporalAddress, 'default');
+        try {
+          rows.push(await faultScenario(rig, 'temporal kill -9', () => rig.killTemporal(), () => rig.restartTemporal(), { ...opts, floor: floor.target }));
+        } finally {
+          await floor.close();
+        }
+      }
       if (s === 'postgres') rows.push(await faultScenario(rig, 'postgres crash', () => rig.crashPostgres(), () => rig.restartPostgres(), opts));
     }
   } finally {

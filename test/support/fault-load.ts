@@ -50,17 +50,44 @@ export function recordError(errors: LoadErrors, err: unknown): void {
 
 /** Starts one appender per session id (sessions must exist). `pauseMs` between appends of one session. */
 export function startLoad(tk: TimekeeperClient, ids: string[], opts: { pauseMs?: number; retryMs?: number } = {}): Load {
+  return startAppenders(
+    ids,
+    async (id, n) => {
+      const body = { type: n % 2 ? 'USER_INPUT' : 'LLM_RESPONSE', content: { n }, idempotency_key: `k${n}` } as const;
+      const r = await tk.append(id, body);
+      return { seq: r.seq, eventId: r.event_id };
+    },
+    opts,
+  );
+}
+
+/**
+ * The same load on the engine's floor (bench/floor: a workflow whose Update does nothing), so a
+ * fault's recovery can be set beside what Temporal itself needs to take writes again after the
+ * same fault. An Update is not idempotent by key, so its "seq" is just the append's number.
+ */
+export function startFloorLoad(update: (id: string, n: number) => Promise<void>, ids: string[], opts: { retryMs?: number } = {}): Load {
+  return startAppenders(
+    ids,
+    async (id, n) => {
+      await update(id, n);
+      return { seq: n, eventId: `${id}#${n}` };
+    },
+    opts,
+  );
+}
+
+function startAppenders(ids: string[], appendOne: (id: string, n: number) => Promise<{ seq: number; eventId: string }>, opts: { pauseMs?: number; retryMs?: number }): Load {
   let stopping = false;
   const errors: LoadErrors = { byKind: new Map(), total: 0 };
   const sessions: SessionLoad[] = ids.map((id) => ({ id, acks: [], attempts: 0 }));
   const loops = sessions.map(async (s) => {
     for (let n = 1; !stopping; n++) {
-      const body = { type: n % 2 ? 'USER_INPUT' : 'LLM_RESPONSE', content: { n }, idempotency_key: `k${n}` } as const;
       for (;;) {
         s.attempts++;
         try {
-          const r = await tk.append(s.id, body);
-          s.acks.push({ n, seq: r.seq, eventId: r.event_id, at: Date.now() });
+          const r = await appendOne(s.id, n);
+          s.acks.push({ n, seq: r.seq, eventId: r.eventId, at: Date.now() });
           break;
         } catch (err) {
           if (err instanceof TimekeeperApiError && err.status < 500 && err.status !== 429) throw new Error(`append ${s.id}/${n} refused: ${err.status} ${JSON.stringify(err.problem)}`);

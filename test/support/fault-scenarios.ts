@@ -9,7 +9,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { temporal } from '@temporalio/proto';
 import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import type { FaultRig } from './fault-rig';
-import { checkStored, longestStall, percentile, recoveryTimes, startLoad } from './fault-load';
+import { checkStored, longestStall, percentile, recoveryTimes, startFloorLoad, startLoad } from './fault-load';
 
 export interface ScenarioOptions {
   sessions: number;
@@ -22,6 +22,18 @@ export interface ScenarioOptions {
   log?: (m: string) => void;
   /** The API the sessions are created and loaded through; default the rig's in-process one. */
   tk?: TimekeeperClient;
+  /**
+   * The engine's floor on the same Temporal server (bench/floor's no-op Update workflow): as many
+   * floor workflows as sessions get the same load through the same fault, and their recovery is
+   * reported beside the sessions' (`floorRecoveryP50`/`Max`): what Temporal itself needs.
+   */
+  floor?: FloorLoadTarget;
+}
+
+/** What a scenario needs of the floor: bench/floor/floor.ts's `Floor.target` fits. */
+export interface FloorLoadTarget {
+  init(id: string): Promise<void>;
+  append(id: string, n: number): Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -67,6 +79,9 @@ export interface Row {
   recoveryMax: number;
   unwritable: number;
   stallMax: number;
+  /** The floor's recovery after the same fault (ScenarioOptions.floor); absent without one. */
+  floorRecoveryP50?: number;
+  floorRecoveryMax?: number;
   problems: number;
   /** WORKFLOW_TASK_TIMED_OUT events in the sessions' histories, start-to-close / schedule-to-start (sticky). */
   taskTimeouts: TaskTimeouts;
@@ -130,7 +145,10 @@ export async function faultScenario(rig: ScenarioRig, name: string, fault: () =>
     await preload(tk, ids, PRELOAD);
     log(`${name}: preloaded ${SESSIONS} × ${PRELOAD} in ${Date.now() - t} ms`);
   }
+  const floorIds = o.floor ? ids.map((id) => `${id}_floor`) : [];
+  for (const id of floorIds) await o.floor?.init(id);
   const load = startLoad(tk, ids);
+  const floorLoad = o.floor ? startFloorLoad((id, n) => o.floor!.append(id, n), floorIds) : undefined;
   await sleep(5000);
   log(`${name}: fault`);
   await fault();
@@ -141,11 +159,13 @@ export async function faultScenario(rig: ScenarioRig, name: string, fault: () =>
   log(`${name}: healed after ${readyAt - downAt} ms down`);
   // Wait until every session has an acknowledgement after the heal (or give up).
   const deadline = readyAt + 180_000;
-  while (Date.now() < deadline && recoveryTimes(load, readyAt).some((t) => t === Infinity)) await sleep(200);
+  const pending = () => [load, ...(floorLoad ? [floorLoad] : [])].some((l) => recoveryTimes(l, readyAt).some((t) => t === Infinity));
+  while (Date.now() < deadline && pending()) await sleep(200);
   await sleep(SETTLE_MS);
   const end = Date.now();
-  await load.stop();
+  await Promise.all([load.stop(), floorLoad?.stop()]);
   const rec = recoveryTimes(load, readyAt);
+  const floorRec = floorLoad ? recoveryTimes(floorLoad, readyAt) : undefined;
   if (process.env.FAULTS_DEBUG) await dumpHistory(rig, ids[rec.indexOf(Math.max(...rec))], downAt, readyAt, log);
   const problems = await checkStored(rig.pool, load);
   const timeouts = await taskTimeouts(rig, ids);
@@ -160,6 +180,7 @@ export async function faultScenario(rig: ScenarioRig, name: string, fault: () =>
     recoveryMax: Math.max(...rec),
     unwritable: rec.filter((t) => t > 10_000).length,
     stallMax: Math.max(...longestStall(load, readyAt, end)),
+    ...(floorRec ? { floorRecoveryP50: percentile(floorRec, 50), floorRecoveryMax: Math.max(...floorRec) } : {}),
     problems: problems.length,
     taskTimeouts: timeouts,
   };
@@ -310,9 +331,12 @@ export async function overload(rig: ScenarioRig, n: number, log: (m: string) => 
 export function faultTable(rows: Row[], overloads: OverloadRow[]): string {
   const out: string[] = [];
   if (rows.length) {
-    out.push('| scenario | sessions | acked | errors seen | recovery p50 ms | recovery max ms | sessions > 10 s | longest stall after heal ms | storage problems | task timeouts start-to-close / sticky |');
-    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
-    for (const r of rows) out.push(`| ${r.scenario} | ${r.sessions} | ${r.acked} | ${r.errors} | ${r.recoveryP50} | ${r.recoveryMax} | ${r.unwritable} | ${r.stallMax} | ${r.problems} | ${r.taskTimeouts.startToClose} / ${r.taskTimeouts.scheduleToStart} |`);
+    out.push('| scenario | sessions | acked | errors seen | recovery p50 ms | recovery max ms | floor (bare Update) recovery p50 / max ms | sessions > 10 s | longest stall after heal ms | storage problems | task timeouts start-to-close / sticky |');
+    out.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const r of rows) {
+      const floor = r.floorRecoveryP50 === undefined ? '–' : `${r.floorRecoveryP50} / ${r.floorRecoveryMax}`;
+      out.push(`| ${r.scenario} | ${r.sessions} | ${r.acked} | ${r.errors} | ${r.recoveryP50} | ${r.recoveryMax} | ${floor} | ${r.unwritable} | ${r.stallMax} | ${r.problems} | ${r.taskTimeouts.startToClose} / ${r.taskTimeouts.scheduleToStart} |`);
+    }
   }
   if (overloads.length) {
     out.push('', '| creates at once (retried after Retry-After) | created | refusals (nothing stored) | refusal p99 / max ms | accepted p50 ms | accepted max ms | outcome unknown (503) | phantom | seconds for all | created/s | client wait before send p99 ms | task timeouts start-to-close / sticky |');

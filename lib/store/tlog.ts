@@ -243,9 +243,20 @@ export class TlogStore {
     return rows[0] ? { ...rowToCheckpoint(rows[0]), witnessCount: Number(rows[0].witness_count), quorumMet: true } : null;
   }
 
-  /** The newest verifier key the log has signed with. */
+  /**
+   * The verifier key the log signs with now: the one on its newest checkpoint, or before the
+   * first checkpoint the newest key a builder recorded. Not the newest row of tlog_keys alone: a
+   * key's row keeps the time it was first recorded, so after a builder with another key signed
+   * once (a worker started with a different LOG_SIGNING_KEY_FILE) that key stayed "newest" while
+   * the original builder went on signing, and clients were handed a key the checkpoint is not
+   * signed with (seen in CI: keys recorded 11:43, 11:47, 11:48; checkpoints 97-307 by the first).
+   */
   async verifierKey(): Promise<string | null> {
-    const { rows } = await this.pool.query('SELECT verifier_key FROM tlog_keys ORDER BY recorded_at DESC, verifier_key LIMIT 1');
+    const { rows } = await this.pool.query(
+      `SELECT COALESCE(
+         (SELECT verifier_key FROM tlog_checkpoints ORDER BY tree_size DESC LIMIT 1),
+         (SELECT verifier_key FROM tlog_keys ORDER BY recorded_at DESC, verifier_key LIMIT 1)) AS verifier_key`,
+    );
     return (rows[0]?.verifier_key as string | undefined) ?? null;
   }
 

@@ -10,7 +10,9 @@ import { noteVerifier, openNote } from '../../lib/tlog/note';
 import { leafHash, verifyConsistency, verifyInclusion } from '../../lib/tlog/verify';
 import { goTlog } from '../support/go-tlog';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { databaseInstanceId } from '../../lib/store/instance';
 import { TlogStore } from '../../lib/store/tlog';
 import { TaskStore } from '../../lib/store/tasks';
@@ -118,6 +120,17 @@ describe('transparency log', () => {
     expect(v.ok).toBe(true);
     expect(v.log.ok).toBe(true);
     expect(v.log.proven).toBe(7);
+  });
+
+  test('GET /v1/log/key names the key the newest checkpoint is signed with, even after another key was recorded later', async () => {
+    const before = await eventually('a signed checkpoint', () => signedCheckpoint().catch(() => undefined));
+    // Another builder's key (a worker started once with another LOG_SIGNING_KEY_FILE) recorded after ours.
+    const other = logSignerOf({ logSigningKeyFile: undefined, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'tlog-other-key-')) }, before.origin);
+    await new TlogStore(sys.ownerPool).recordKey(other.verifierKey);
+    expect(other.verifierKey).not.toBe(before.key);
+    expect(await sys.tk.log.key()).toBe(before.key);
+    // And the checkpoint served still opens with the key served.
+    expect((await signedCheckpoint()).size).toBeGreaterThanOrEqual(before.size);
   });
 
   test('a rewritten event hash is named by verify as not the record the log committed to', async () => {

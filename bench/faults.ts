@@ -13,8 +13,8 @@
  * of a profiler or event-loop-delay preload, to see where its time goes).
  */
 import { startFaultRig } from '../test/support/fault-rig';
-import { startFloor } from './floor/floor';
 import { faultScenario, faultTable, OverloadRow, overload, Row } from '../test/support/fault-scenarios';
+import { startFloor } from './floor/floor';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -145,10 +145,12 @@ export async function faultScenario(rig: ScenarioRig, name: string, fault: () =>
     await preload(tk, ids, PRELOAD);
     log(`${name}: preloaded ${SESSIONS} × ${PRELOAD} in ${Date.now() - t} ms`);
   }
-  const floorIds = o.floor ? ids.map((id) => `${id}_floor`) : [];
-  for (const id of floorIds) await o.floor?.init(id);
+  const floor = o.floor;
+  const floorIds = floor ? ids.map((id) => `${id}_floor`) : [];
+  if (floor) for (const id of floorIds) await floor.init(id);
   const load = startLoad(tk, ids);
-  const floorLoad = o.floor ? startFloorLoad((id, n) => o.floor!.append(id, n), floorIds) : undefined;
+  const floorLoad = floor ? startFloorLoad((id, n) => floor.append(id, n), floorIds) : undefined;
+  const loads = floorLoad ? [load, floorLoad] : [load];
   await sleep(5000);
   log(`${name}: fault`);
   await fault();
@@ -159,11 +161,11 @@ export async function faultScenario(rig: ScenarioRig, name: string, fault: () =>
   log(`${name}: healed after ${readyAt - downAt} ms down`);
   // Wait until every session has an acknowledgement after the heal (or give up).
   const deadline = readyAt + 180_000;
-  const pending = () => [load, ...(floorLoad ? [floorLoad] : [])].some((l) => recoveryTimes(l, readyAt).some((t) => t === Infinity));
+  const pending = () => loads.some((l) => recoveryTimes(l, readyAt).some((t) => t === Infinity));
   while (Date.now() < deadline && pending()) await sleep(200);
   await sleep(SETTLE_MS);
   const end = Date.now();
-  await Promise.all([load.stop(), floorLoad?.stop()]);
+  await Promise.all(loads.map((l) => l.stop()));
   const rec = recoveryTimes(load, readyAt);
   const floorRec = floorLoad ? recoveryTimes(floorLoad, readyAt) : undefined;
   if (process.env.FAULTS_DEBUG) await dumpHistory(rig, ids[rec.indexOf(Math.max(...rec))], downAt, readyAt, log);

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { CanonicalJsonError, canonicalize } from '../lib/domain/canonical-json';
-import { DomainError, ErrorCode, type ErrorDetail } from '../lib/domain/errors';
+import { DomainError, ErrorCode, WakeFailure, type ErrorDetail } from '../lib/domain/errors';
 import {
   Actor,
   headerContent,
@@ -222,10 +222,10 @@ export function createIntentActivities(deps: IntentActivityDeps) {
     // A refusal of the request itself will not change with retries; overload and outages may.
     if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) {
       metrics.intentWakes.inc({ outcome: 'refused' });
-      throw ApplicationFailure.nonRetryable(msg, 'WakeRefused');
+      throw ApplicationFailure.nonRetryable(msg, WakeFailure.Refused);
     }
     metrics.intentWakes.inc({ outcome: 'failed' });
-    throw ApplicationFailure.retryable(msg, 'WakeFailed');
+    throw ApplicationFailure.retryable(msg, WakeFailure.Failed);
   }
 
   return { recordTransition, linkToSession, wakeAgent };

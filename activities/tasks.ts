@@ -8,6 +8,7 @@
 import { createHmac } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
+import { RunFailure } from '../lib/domain/errors';
 import { LIMITS } from '../lib/domain/limits';
 import { EventType, type SessionWriter } from '../lib/domain/sessions';
 import {
@@ -136,7 +137,7 @@ export interface FirstAttemptResult {
 const FIRST_ATTEMPT_KEPT_MS = 60_000;
 
 /** A failure no retry of the activity can fix: the run workflow's own retry ladder decides. */
-const fail = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
+const fail = (type: RunFailure, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
 
 export function createTaskActivities(deps: TaskActivityDeps) {
   const store = new TaskStore(deps.pool);
@@ -154,8 +155,8 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     try {
       return await outboundRequest(url, { method: 'POST', body, headers, allowHosts: deps.outboundAllowHosts });
     } catch (err) {
-      if (err instanceof OutboundRefused) throw fail('outbound_refused', err.message);
-      throw fail('agent_unreachable', `${new URL(url).host}: ${(err as Error).message}`);
+      if (err instanceof OutboundRefused) throw fail(RunFailure.OutboundRefused, err.message);
+      throw fail(RunFailure.AgentUnreachable, `${new URL(url).host}: ${(err as Error).message}`);
     }
   }
 
@@ -167,7 +168,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       if (!deps.secrets) throw new Error('this worker has no secrets key');
       key = deps.secrets.open(secret, task.task_id);
     } catch (err) {
-      throw fail('secret_unreadable', (err as Error).message);
+      throw fail(RunFailure.SecretUnreadable, (err as Error).message);
     }
     return { 'x-timekeeper-signature': `sha256=${createHmac('sha256', key).update(body).digest('hex')}` };
   };
@@ -287,7 +288,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (agent.api_key_env) {
         const key = deps.secret(agent.api_key_env);
-        if (!key) throw fail('agent_misconfigured', `agent.api_key_env: the environment variable ${agent.api_key_env} is not set on the worker, or not registered in AGENT_SECRETS`);
+        if (!key) throw fail(RunFailure.AgentMisconfigured, `agent.api_key_env: the environment variable ${agent.api_key_env} is not set on the worker, or not registered in AGENT_SECRETS`);
         headers.authorization = `Bearer ${key}`;
       }
       const messages: { role: string; content: string }[] = [
@@ -298,28 +299,28 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       for (let ask = 1; ask <= LIMITS.agentAnswerAsks; ask++) {
         const body = JSON.stringify({ model: agent.model, messages, ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}) });
         const res = await post(`${agent.base_url.replace(/\/+$/, '')}/chat/completions`, body, headers);
-        if (res.status < 200 || res.status > 299) throw fail('agent_error', `chat completions answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
+        if (res.status < 200 || res.status > 299) throw fail(RunFailure.AgentError, `chat completions answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
         let content: string;
         try {
           content = String(JSON.parse(res.body).choices[0].message.content ?? '');
         } catch {
-          throw fail('agent_error', 'chat completions answer has no choices[0].message.content');
+          throw fail(RunFailure.AgentError, 'chat completions answer has no choices[0].message.content');
         }
         const parsed = parseAgentAnswer(content, task.task_id);
         if (parsed.ok) return parsed.answer;
         problem = parsed.problem;
         messages.push({ role: 'assistant', content }, { role: 'user', content: `Your answer does not follow the protocol: ${problem}. ${'Answer again with only the JSON object.'}` });
       }
-      throw fail('invalid_answer', `the agent's answer did not follow the protocol, also when asked again: ${problem}`);
+      throw fail(RunFailure.InvalidAnswer, `the agent's answer did not follow the protocol, also when asked again: ${problem}`);
     }
 
     const resultUrl = `${deps.publicUrl.replace(/\/+$/, '')}${resultPath(call.runId)}`;
     if (agent.type === 'openclaw') {
       const token = deps.secret(agent.token_env);
-      if (!token) throw fail('agent_misconfigured', `agent.token_env: the environment variable ${agent.token_env} is not set on the worker, or not registered in AGENT_SECRETS`);
+      if (!token) throw fail(RunFailure.AgentMisconfigured, `agent.token_env: the environment variable ${agent.token_env} is not set on the worker, or not registered in AGENT_SECRETS`);
       const req = openclawHookRequest({ task, agent, token, runId: call.runId, attempt: call.attempt, system, prompt, resultUrl });
       const res = await post(req.url, req.body, req.headers);
-      if (res.status < 200 || res.status > 299) throw fail('agent_error', `the OpenClaw Gateway answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
+      if (res.status < 200 || res.status > 299) throw fail(RunFailure.AgentError, `the OpenClaw Gateway answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
       let ocRun: unknown;
       try {
         ocRun = JSON.parse(res.body).runId;
@@ -348,12 +349,12 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       });
       const res = await post(agent.url, body, { 'content-type': 'application/json', 'idempotency-key': `${call.runId}#${call.attempt}.${ask}`, ...sign(task, agent.secret, body) });
       if (res.status === 202) return { awaiting_result: true, detail: 'the webhook answered 202 Accepted' };
-      if (res.status < 200 || res.status > 299) throw fail('agent_error', `the webhook answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
+      if (res.status < 200 || res.status > 299) throw fail(RunFailure.AgentError, `the webhook answered ${answerLine(res, deps.outboundEchoBodies ?? false)}`);
       const parsed = parseAgentAnswer(res.body, task.task_id);
       if (parsed.ok) return parsed.answer;
       problem = parsed.problem;
     }
-    throw fail('invalid_answer', `the agent's answer did not follow the protocol, also when asked again: ${problem}`);
+    throw fail(RunFailure.InvalidAnswer, `the agent's answer did not follow the protocol, also when asked again: ${problem}`);
   }
 
   /**

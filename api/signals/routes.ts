@@ -6,9 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import type { SignalClient } from '../../clients/signals';
-import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
-import { SIGNAL_ID_RE, type SignalEvent } from '../../lib/domain/signals';
+import { SIGNAL_ID_RE, signalErrors, type SignalEvent } from '../../lib/domain/signals';
 import { encodeKeyset, parseCursor } from '../../lib/keyset';
 import type { SignalStore, StoredSignal } from '../../lib/store/signals';
 import { principalOf, type KeyStore } from '../auth';
@@ -35,7 +34,7 @@ export function signalRouter({ signals, store, keys }: SignalDeps): Router {
     // A retry carries the same content (and sender bounds); the same id with other content is a different signal.
     const same = sameBounds(signal.bounds, bounds) && signal.name === sent.name && JSON.stringify(signal.value) === JSON.stringify(sent.value) && sameRecord(signal.values, sent.values) && (!b.at || signal.atMs === sent.atMs);
     if (existed && (!same || signal.source !== 'api')) {
-      throw DomainError.field(ErrorCode.IdempotencyKeyReused, 'signal_id', 'was used for a different signal').withMessage(`signal_id ${sent.signal_id} is already stored with other content; nothing was stored`);
+      throw signalErrors.idReused(sent.signal_id);
     }
     const event: SignalEvent = { signal_id: signal.signal_id, name: signal.name, value: signal.value, values: signal.values, atMs: signal.atMs };
     const reached = await signals.deliver(event, await store.listeners(signal.name, signal.bounds));
@@ -55,7 +54,7 @@ export function signalRouter({ signals, store, keys }: SignalDeps): Router {
     const id = parse(getSignal.params.shape.id, req.params.id, 'signal_id');
     // Outside the key's bounds answers as an unknown id does: its existence is not revealed.
     const s = await store.getVisible(id, principalOf(res).bounds);
-    if (!s) throw DomainError.field(ErrorCode.NotFound, 'signal_id', 'is not a known signal').withMessage(`signal ${id} not found`);
+    if (!s) throw signalErrors.notFound(id);
     res.json(describe(s));
   });
 

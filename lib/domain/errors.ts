@@ -1,11 +1,15 @@
 /**
- * The error catalogue: every refusal Timekeeper gives, by code, for every capability.
+ * The error catalogue: every refusal Timekeeper gives, by code, for every capability, and
+ * every failure type its activities and workflows raise (`RunFailure`, `WakeFailure`).
  *
  * A `DomainError` carries its code, a message and the fields it concerns. It crosses the
  * workflow boundary as an `ApplicationFailure` whose `type` is the code and whose first
  * detail is the serialised error, so callers classify failures by code, never by message
  * text. HTTP statuses are not decided here: `api/problem.ts` maps codes to statuses per
  * surface. Sandbox-safe (imported by workflows).
+ *
+ * The codes are public (problem `type` URLs, the seed envelope, run reasons): a code that
+ * reads oddly for a later use keeps its wire value, and the entry says what else it covers.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { JsonValue } from './canonical-json';
@@ -17,7 +21,12 @@ export const ErrorCode = {
   NotFound: 'not_found',
   SessionExists: 'session_exists',
   SessionArchived: 'session_archived',
-  /** An idempotency key sent again with a different event. */
+  /**
+   * An idempotency key sent again with other content: a session event's or end's
+   * `idempotency_key`, an intent request's `Idempotency-Key` header, and a signal's
+   * `signal_id` (a signal is idempotent by its id, so its id is its idempotency key:
+   * `signalErrors.idReused`).
+   */
   IdempotencyKeyReused: 'idempotency_key_reused',
   /** A client-chosen event id already names a different event. */
   EventIdConflict: 'event_id_conflict',
@@ -55,6 +64,43 @@ export const ErrorCode = {
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 const CODES = new Set<string>(Object.values(ErrorCode));
+
+/**
+ * Why a task run's attempt failed: the `type` of the ApplicationFailure the agent call
+ * (activities/tasks.ts) or the run workflow (workflows/tasks/run.ts) raises. Not refusals of
+ * a request, so no HTTP status: the run log shows the type as the first word of the attempt's
+ * reason (`agent_error: the webhook answered HTTP 500`), which operators and tests read.
+ */
+export const RunFailure = {
+  /** The agent did not answer (or its later result did not arrive) within timeout_s. */
+  TimedOut: 'timed_out',
+  /** The agent answered with `status: failed`. */
+  AgentReportedFailure: 'agent_reported_failure',
+  /** The agent (or its Gateway) answered a non-2xx status or an answer without content. */
+  AgentError: 'agent_error',
+  /** The agent's host could not be reached (connection refused, DNS, timeout). */
+  AgentUnreachable: 'agent_unreachable',
+  /** The worker lacks what the agent definition names (a token or API key environment variable). */
+  AgentMisconfigured: 'agent_misconfigured',
+  /** The agent's answer did not follow the protocol, also when asked again. */
+  InvalidAnswer: 'invalid_answer',
+  /** The SSRF guard refused the outgoing request (a private or local address). */
+  OutboundRefused: 'outbound_refused',
+  /** A sealed HMAC secret of the definition could not be opened by this worker. */
+  SecretUnreadable: 'secret_unreadable',
+} as const;
+export type RunFailure = (typeof RunFailure)[keyof typeof RunFailure];
+
+/**
+ * Why an intent's wake hook failed (activities/intents.ts wakeAgent): Temporal retries
+ * `Failed` (overload, outage) with backoff and gives up on `Refused` (a 4xx other than 408
+ * and 429: the request itself is wrong). Seen in Temporal's history and the worker log only.
+ */
+export const WakeFailure = {
+  Refused: 'WakeRefused',
+  Failed: 'WakeFailed',
+} as const;
+export type WakeFailure = (typeof WakeFailure)[keyof typeof WakeFailure];
 export const isErrorCode = (s: unknown): s is ErrorCode => typeof s === 'string' && CODES.has(s);
 
 export interface FieldError {

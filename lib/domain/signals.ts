@@ -5,7 +5,7 @@
  * Task runs emit signals of their own, `task_run:<task_id>`, so conditions can read run
  * outcomes; that prefix is reserved. Sandbox-safe: the scheduler workflow imports it.
  */
-import type { FieldError } from './errors';
+import { DomainError, ErrorCode, type FieldError } from './errors';
 
 export const SIGNAL_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 export const SIGNAL_NAME_RULE = 'must be 1-128 characters: letters, digits, ".", "_", ":", "/", "-", starting with a letter or digit';
@@ -16,6 +16,14 @@ export const TASK_RUN_SIGNAL_PREFIX = 'task_run:';
 export const taskRunSignalName = (taskId: string) => `${TASK_RUN_SIGNAL_PREFIX}${taskId}`;
 /** One run emits one outcome signal, whatever retries its activity takes. */
 export const taskRunSignalId = (runId: string) => `${TASK_RUN_SIGNAL_PREFIX}${runId}`;
+
+/** The refusals of the signal API, by catalogue code (lib/domain/errors.ts). */
+export const signalErrors = {
+  /** The signal_id is the signal's idempotency key: the same id with other content is idempotency_key_reused. */
+  idReused: (signalId: string) =>
+    DomainError.field(ErrorCode.IdempotencyKeyReused, 'signal_id', 'was used for a different signal').withMessage(`signal_id ${signalId} is already stored with other content; nothing was stored`),
+  notFound: (signalId: string) => DomainError.field(ErrorCode.NotFound, 'signal_id', 'is not a known signal').withMessage(`signal ${signalId} not found`),
+};
 
 export type SignalValue = number | string | boolean | null;
 

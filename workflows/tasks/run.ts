@@ -26,6 +26,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { SignalActivities } from '../../activities/signals';
+import { RunFailure } from '../../lib/domain/errors';
 import type { FirstAttemptResult, TaskActivities } from '../../activities/tasks';
 import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/task-results';
 import { CANCELLED_REASON_PREFIX, backoffBeforeAttempt, schedulerWorkflowId, type AgentAnswer } from '../../lib/domain/tasks';
@@ -61,7 +62,7 @@ async function announceOutcome(input: RunInput, status: 'success' | 'failed'): P
 /** Why an attempt failed, in words for the log. */
 function reasonOf(err: unknown): string {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof TimeoutFailure) return 'timed_out: the agent did not answer within timeout_s';
+  if (cause instanceof TimeoutFailure) return `${RunFailure.TimedOut}: the agent did not answer within timeout_s`;
   if (cause instanceof ApplicationFailure) return `${cause.type ?? 'error'}: ${cause.message}`;
   return (cause as Error)?.message ?? String(cause);
 }
@@ -129,7 +130,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
       setStatus('running');
       if (reported) return reported;
       throw ApplicationFailure.create({
-        type: 'timed_out',
+        type: RunFailure.TimedOut,
         message: `no result reached POST ${resultPath(input.runId)} within timeout_s (${task.timeout_s} s) after ${direct.detail}`,
       });
     } finally {
@@ -148,7 +149,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
       let got: AgentAnswer | undefined;
       try {
         got = await attemptAnswer(attempt);
-        if (got.status === 'failed') throw ApplicationFailure.create({ type: 'agent_reported_failure', message: got.summary || 'the agent reported status failed' });
+        if (got.status === 'failed') throw ApplicationFailure.create({ type: RunFailure.AgentReportedFailure, message: got.summary || 'the agent reported status failed' });
         answer = got;
         break;
       } catch (err) {

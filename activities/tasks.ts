@@ -133,8 +133,8 @@ export interface FirstAttemptResult {
   finishedMs?: number;
 }
 
-/** How long a first attempt's answer is kept for a re-execution of its local activity: longer than a workflow task's timeout and retry. */
-const FIRST_ATTEMPT_KEPT_MS = 60_000;
+/** The task_deliveries `target` of a failed run's alert (delivery targets are 0-9, the session 10, a follow-up FOLLOW_UP_TARGET). */
+const ALERT_TARGET = 1000;
 
 /** A failure no retry of the activity can fix: the run workflow's own retry ladder decides. */
 const fail = (type: RunFailure, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
@@ -178,7 +178,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
   }
 
   async function recordRun(e: RunLogInput): Promise<void> {
-    await store.recordRun({ ...e, summary: e.summary === undefined ? undefined : cutSummary(e.summary), reason: e.reason?.slice(0, 1000) });
+    await store.recordRun({ ...e, summary: e.summary === undefined ? undefined : cutSummary(e.summary), reason: e.reason?.slice(0, LIMITS.taskReasonMaxChars) });
     metrics.taskRuns.inc({ status: e.status, trigger: e.trigger });
     // A run's start is logged once, as `running` with attempt 1: that is when it fired.
     if (e.status === 'running' && e.attempt === 1 && e.startedMs !== undefined) observeTaskLateness(e.trigger, e.nominalMs, e.startedMs);
@@ -454,7 +454,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       const alert = task.alert;
       await Promise.resolve()
         .then(() => outboundRequest(alert.url, { method: 'POST', body, allowHosts: deps.outboundAllowHosts, headers: { 'content-type': 'application/json', 'idempotency-key': `alert:${i.runId}`, ...sign(task, alert.secret, body) } }))
-        .catch((err: Error) => store.recordDelivery({ runId: i.runId, taskId: task.task_id, target: 1000, type: 'alert', ok: false, detail: err.message }));
+        .catch((err: Error) => store.recordDelivery({ runId: i.runId, taskId: task.task_id, target: ALERT_TARGET, type: 'alert', ok: false, detail: err.message }));
     }
     const disabled = await autoDisable(i);
     await wakeWaiting(i.runId);
@@ -467,7 +467,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     if (failures < task.auto_disable_after) return null;
     const row = await store.getTask(task.task_id);
     if (!row || row.deleted || !row.enabled) return null;
-    const reason = `disabled after ${failures} failed runs in a row (auto_disable_after ${task.auto_disable_after}); last: ${i.reason}`.slice(0, 1000);
+    const reason = `disabled after ${failures} failed runs in a row (auto_disable_after ${task.auto_disable_after}); last: ${i.reason}`.slice(0, LIMITS.taskReasonMaxChars);
     const after = await store.appendHistory({ taskId: task.task_id, expectedVersion: row.version, action: TaskAction.AutoDisable, definition: row.definition, enabled: false, reason });
     return { version: after.version, definition: after.definition, enabled: false, deleted: false };
   }
@@ -503,7 +503,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const p = firstAttempt(i);
     firstAttempts.set(key, p);
     p.then(
-      () => setTimeout(() => firstAttempts.delete(key), FIRST_ATTEMPT_KEPT_MS).unref(),
+      () => setTimeout(() => firstAttempts.delete(key), LIMITS.taskFirstAttemptKeptMs).unref(),
       () => firstAttempts.delete(key),
     );
     return p;

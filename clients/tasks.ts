@@ -179,7 +179,7 @@ export class TaskClient {
   async schedulerState(taskId: string): Promise<SchedulerState | undefined> {
     try {
       const [state, open] = await Promise.all([
-        this.opts.client.withDeadline(Date.now() + 3000, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery)),
+        this.opts.client.withDeadline(Date.now() + LIMITS.schedulerQueryTimeoutMs, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery)),
         this.openRuns.openRuns(taskId),
       ]);
       return { ...state, running: [...new Set([...state.running, ...open])] };

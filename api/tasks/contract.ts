@@ -37,10 +37,10 @@ import { Operation } from '../scopes';
 
 export const taskId = z.string(required()).regex(TASK_ID_RE, TASK_ID_RULE);
 /** An agent id (who created a task): printable text, as a session's agent_id. */
-const createdBy = plainText(200).min(1, 'must not be empty');
+const createdBy = plainText(LIMITS.taskCreatedByMaxChars).min(1, 'must not be empty');
 const httpUrl = z
   .string(mistyped('must be an http(s) URL'))
-  .max(2000)
+  .max(LIMITS.taskUrlMaxChars)
   .refine((s) => {
     try {
       return ['http:', 'https:'].includes(new URL(s).protocol);
@@ -49,18 +49,18 @@ const httpUrl = z
     }
   }, 'must be an http(s) URL');
 /** An HMAC secret: write-only (sealed when stored, never returned: reads show `secret_set: true`). */
-const hmacSecret = plainText(500)
-  .min(8, 'must be at least 8 characters')
+const hmacSecret = plainText(LIMITS.taskSecretMaxChars)
+  .min(LIMITS.taskSecretMinChars, `must be at least ${LIMITS.taskSecretMinChars} characters`)
   .describe('HMAC-SHA256 key for X-Timekeeper-Signature; write-only: never returned (reads show "secret_set": true), stored sealed; a PATCH that omits it keeps it');
 const isoInstant = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 date-time with a zone (Z or ±hh:mm)' });
 const timezone = z
   .string()
-  .max(64)
+  .max(LIMITS.timeZoneMaxChars)
   .refine(isTimeZone, 'is not a known IANA time zone (e.g. Asia/Shanghai, America/New_York, UTC)');
 const cronExpression = z
   .string(required())
   .min(1)
-  .max(200)
+  .max(LIMITS.cronExpressionMaxChars)
   .superRefine((e, ctx) => {
     const p = cronProblem(e);
     if (p) ctx.addIssue({ code: 'custom', message: p });
@@ -105,11 +105,11 @@ const template = z.string(required()).min(1).max(LIMITS.promptTemplateMaxChars);
 const OpenAiAgentSchema = z.strictObject({
   type: z.literal('openai'),
   base_url: httpUrl,
-  model: plainText(200),
+  model: plainText(LIMITS.agentNameMaxChars),
   api_key_env: z.string().regex(SECRET_NAME_RE, 'must be an environment variable name (A-Z, 0-9, _)').optional(),
   persona: plainText(LIMITS.personaMaxChars).optional(),
   prompt_template: template,
-  temperature: z.number().min(0).max(2).optional(),
+  temperature: z.number().min(0).max(LIMITS.agentTemperatureMax).optional(),
 });
 const WebhookAgentSchema = z.strictObject({
   type: z.literal('webhook'),
@@ -125,9 +125,9 @@ const OpenClawAgentSchema = z.strictObject({
   token_env: z.string(required()).regex(SECRET_NAME_RE, 'must be an environment variable name (A-Z, 0-9, _)').describe("the environment variable (on the worker) holding the Gateway's hooks.token"),
   persona: plainText(LIMITS.personaMaxChars).optional(),
   prompt_template: template,
-  agent_id: plainText(200).optional(),
-  session_key: plainText(500).optional(),
-  model: plainText(200).optional(),
+  agent_id: plainText(LIMITS.agentNameMaxChars).optional(),
+  session_key: plainText(LIMITS.agentSessionKeyMaxChars).optional(),
+  model: plainText(LIMITS.agentNameMaxChars).optional(),
   deliver: z.boolean().default(false).describe("whether OpenClaw also sends the agent's reply to a channel"),
 });
 /** The built-in digest: reads the needs-attention queue and summarises it, no LLM (lib/domain/task-outputs.ts). */
@@ -155,7 +155,7 @@ const FileDeliverySchema = z.strictObject({
   type: z.literal('file'),
   path: z
     .string()
-    .max(200)
+    .max(LIMITS.deliveryPathMaxChars)
     .superRefine((p, ctx) => {
       const problem = fileNameProblem(p);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
@@ -234,10 +234,10 @@ const fields = {
   calendar: CalendarSchema,
   session_id: z.string().regex(SESSION_ID_RE, SESSION_ID_RULE),
   memory_runs: z.number().int().min(0).max(LIMITS.taskMemoryRunsMax),
-  auto_disable_after: z.number().int().min(1).max(1000),
+  auto_disable_after: z.number().int().min(1).max(LIMITS.taskAutoDisableAfterMax),
   alert: z.strictObject({ url: httpUrl, secret: hmacSecret.optional() }),
   enabled: z.boolean(),
-  tags: z.array(plainText(64)).max(LIMITS.taskTagsMax),
+  tags: z.array(plainText(LIMITS.taskTagMaxChars)).max(LIMITS.taskTagsMax),
   lang: z.enum(['en', 'zh']),
   agent_id: plainText(LIMITS.agentIdMaxChars).describe('the agent the task belongs to (keys bound to agents see and change only theirs; a key bound to one agent fills in its own)'),
 };
@@ -398,12 +398,12 @@ export const listTasks = defineRoute({
   scopes: Operation.ReadTasks,
   query: z.object({
     status: z.enum(TASK_STATUSES).optional(),
-    tag: z.string().max(64).optional(),
+    tag: z.string().max(LIMITS.taskTagMaxChars).optional(),
     enabled: boolString.optional(),
     created_by: createdBy.optional().describe('only the tasks this agent created'),
     order: z.enum(TASK_LIST_ORDERS, { error: `must be one of ${TASK_LIST_ORDERS.join(', ')}` }).optional().describe('newest (default) or oldest by creation time, or id: by task id'),
     limit: limitParam(LIMITS.pageMax).optional(),
-    cursor: z.string().max(1000).optional().describe('next_cursor of the previous page (it continues that page\'s order; a task id pages by id, as before orders)'),
+    cursor: z.string().max(LIMITS.taskListCursorMaxChars).optional().describe('next_cursor of the previous page (it continues that page\'s order; a task id pages by id, as before orders)'),
   }),
   responses: { 200: z.object({ tasks: z.array(Task), next_cursor: z.string().nullable() }) },
   errors: [400, 401, 403, 503],
@@ -505,7 +505,7 @@ export const backfillTask = defineRoute({
   example: { from: '2026-03-02T00:00:00Z', to: '2026-03-06T23:59:59Z' },
 });
 
-const runCursor = { cursor: z.string().max(200).optional().describe('next_cursor of the previous page') };
+const runCursor = { cursor: z.string().max(LIMITS.runListCursorMaxChars).optional().describe('next_cursor of the previous page') };
 const nextCursor = z.string().nullable().describe('pass back as cursor for the next page; null on the last');
 
 /** A page of what belongs to one task (its stored results), newest first. */
@@ -561,7 +561,7 @@ export const getRun = defineRoute({
   summary: 'One run with every state it went through and its deliveries (the id is percent-encoded: run%2F…)',
   scopes: Operation.ReadTasks,
   parameterExamples: { id: 'run/daily-digest/2025-01-06T07:00:00.000Z' },
-  params: z.object({ id: z.string().min(1).max(300) }),
+  params: z.object({ id: z.string().min(1).max(LIMITS.runIdMaxChars) }),
   responses: { 200: RunDetail },
   errors: [400, 401, 403, 404, 503],
 });
@@ -592,7 +592,7 @@ export const reportRunResult = defineRoute({
     'Refusals: 400 naming the field for an answer outside the protocol (the run keeps waiting); 404 for an unknown run; 409 run_not_waiting (finished, between attempts, or an agent that answers directly) or result_conflict (another task_id, or a different result already accepted for the attempt), with run_status, attempt and waiting.',
   scopes: Operation.ManageTasks,
   parameterExamples: { id: 'run/daily-digest/2025-01-06T07:00:00.000Z' },
-  params: z.object({ id: z.string().min(1).max(300) }),
+  params: z.object({ id: z.string().min(1).max(LIMITS.runIdMaxChars) }),
   body: ReportResultBody,
   responses: { 200: ResultOutcome },
   errors: [400, 401, 403, 404, 409, 503],
@@ -684,7 +684,7 @@ export const verifyRun = defineRoute({
   summary: "Check every log row of a run against a checkpoint of the transparency log (the newest witnessed one when LOG_WITNESSES is set): a row changed after it was logged is named by its id",
   scopes: Operation.ReadTasks,
   parameterExamples: { id: 'run/daily-digest/2025-01-06T07:00:00.000Z' },
-  params: z.object({ id: z.string().min(1).max(300) }),
+  params: z.object({ id: z.string().min(1).max(LIMITS.runIdMaxChars) }),
   responses: { 200: z.object({ run_id: z.string(), ok: z.boolean(), checked: z.number().int(), log: LogCheckSchema }) },
   errors: [400, 401, 403, 404, 503],
 });

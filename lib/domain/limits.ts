@@ -401,6 +401,56 @@ export const LIMITS = {
   taskRunWorkerCachedWorkflows: 500,
   /** Fires one scheduler workflow run handles before continue-as-new (keeps its history small). */
   schedulerFiresPerRun: 500,
+  /**
+   * A task activity that is one statement or one outgoing call (the run's log rows,
+   * deliveries, auto-disable; the scheduler's fire times, skips and completion): one lost
+   * with a crashed worker is retried soon, from taskActivityRetryInitialMs up to
+   * taskActivityRetryMaxMs between tries while PostgreSQL is down.
+   */
+  taskActivityTimeoutMs: 10_000,
+  taskActivityRetryInitialMs: 1_000,
+  taskActivityRetryMaxMs: 30_000,
+  /**
+   * The scheduler's fireRun and watchRuns (local activities: a PostgreSQL insert and a
+   * Temporal start or describe per run): retried while either is down, at most this far apart,
+   * so the fire time runs soon after they return.
+   */
+  taskFireTimeoutMs: 30_000,
+  taskFireRetryMaxMs: 10_000,
+  /** How long a first attempt's answer is kept for a re-execution of its local activity: longer than a workflow task's timeout and retry. */
+  taskFirstAttemptKeptMs: 60_000,
+  /** A run log reason, a delivery detail and a task history reason are cut to this (schema/005's CHECK). */
+  taskReasonMaxChars: 1_000,
+  /** GET /v1/tasks/:id asks the scheduler for its state this long; then the task is shown without it (a busy or absent worker). */
+  schedulerQueryTimeoutMs: 3_000,
+  /** Who created a task (`created_by`, printable text; a bound key fills in its agent id). */
+  taskCreatedByMaxChars: 200,
+  /** Agent, delivery and alert URLs: longer is not an address a person configured. */
+  taskUrlMaxChars: 2_000,
+  /** HMAC secrets: at least 8 characters (a guessable key signs nothing), at most 500. */
+  taskSecretMinChars: 8,
+  taskSecretMaxChars: 500,
+  /** An IANA zone name (the longest today is 32 characters). */
+  timeZoneMaxChars: 64,
+  /** A cron expression: six fields with lists and ranges fit well within it. */
+  cronExpressionMaxChars: 200,
+  /** An agent's model name, and an OpenClaw agent id: names, not documents. */
+  agentNameMaxChars: 200,
+  /** An OpenClaw session key: room for a channel, a peer and a thread id. */
+  agentSessionKeyMaxChars: 500,
+  /** The sampling temperature OpenAI-compatible APIs accept (0 to 2). */
+  agentTemperatureMax: 2,
+  /** A `file` delivery's name template (a file directly under ARTIFACTS_DIR). */
+  deliveryPathMaxChars: 200,
+  /** auto_disable_after at most: a task that failed a thousand runs in a row is not waiting for one more. */
+  taskAutoDisableAfterMax: 1_000,
+  /** One task tag (and the tag filter of GET /v1/tasks). Tags are filters, not documents. */
+  taskTagMaxChars: 64,
+  /** A next_cursor sent back: the task list's (an order, a time and a task id) and the run lists' (a time and a run id). */
+  taskListCursorMaxChars: 1_000,
+  runListCursorMaxChars: 200,
+  /** A run id in a path (`run/<task_id>/<nominal UTC time>`, with a kind and key for delay runs): room for a 128-character task id with the rest. */
+  runIdMaxChars: 300,
   // ---- signals, delay and condition triggers (issue 7) ----
   /** Longest delay after an event, and longest condition delay_s / for_s / cooldown_s: a week, like the longest backoff. */
   signalTriggerMaxS: 7 * 24 * 3600,

@@ -27,6 +27,7 @@ import {
 } from '@temporalio/workflow';
 import type { SignalActivities } from '../../activities/signals';
 import { RunFailure } from '../../lib/domain/errors';
+import { LIMITS } from '../../lib/domain/limits';
 import type { FirstAttemptResult, TaskActivities } from '../../activities/tasks';
 import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/task-results';
 import { CANCELLED_REASON_PREFIX, backoffBeforeAttempt, schedulerWorkflowId, type AgentAnswer } from '../../lib/domain/tasks';
@@ -38,13 +39,13 @@ export const FIRST_ATTEMPT_LOCAL = 'task-run-first-attempt-local';
 
 // Short: these are single inserts (and outgoing deliveries); one lost with a crashed worker is retried soon.
 const log = proxyActivities<TaskActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  startToCloseTimeout: LIMITS.taskActivityTimeoutMs,
+  retry: { initialInterval: LIMITS.taskActivityRetryInitialMs, maximumInterval: LIMITS.taskActivityRetryMaxMs },
 });
 
 const signals = proxyActivities<SignalActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  startToCloseTimeout: LIMITS.taskActivityTimeoutMs,
+  retry: { initialInterval: LIMITS.taskActivityRetryInitialMs, maximumInterval: LIMITS.taskActivityRetryMaxMs },
 });
 
 /**

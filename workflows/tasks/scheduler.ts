@@ -36,19 +36,22 @@ import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger
 import { RunInput, RunStatusKey, SchedulerInput, SchedulerState, TaskChange, TaskIdKey, changedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
 import { taskRunWorkflow } from './run';
 
-const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: '10 seconds' });
+const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
 // Starting a run is a PostgreSQL insert and a Temporal start: retried while either is down (the fire time waits, then runs).
-const { fireRun, watchRuns } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', maximumInterval: '10 seconds' } });
+const { fireRun, watchRuns } = proxyLocalActivities<TaskActivities>({
+  startToCloseTimeout: LIMITS.taskFireTimeoutMs,
+  retry: { initialInterval: LIMITS.taskActivityRetryInitialMs, maximumInterval: LIMITS.taskFireRetryMaxMs },
+});
 
 /**
  * Issue 15: runs are started by the local activity fireRun (overlap decided from the run log),
  * not as child workflows. Histories from before it replay on the child-workflow path.
  */
 export const START_RUNS_BY_ACTIVITY = 'task-runs-started-by-activity';
-const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: '10 seconds' });
+const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
 const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  startToCloseTimeout: LIMITS.taskActivityTimeoutMs,
+  retry: { initialInterval: LIMITS.taskActivityRetryInitialMs, maximumInterval: LIMITS.taskActivityRetryMaxMs },
 });
 
 export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void> {

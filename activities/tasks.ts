@@ -468,7 +468,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const row = await store.getTask(task.task_id);
     if (!row || row.deleted || !row.enabled) return null;
     const reason = `disabled after ${failures} failed runs in a row (auto_disable_after ${task.auto_disable_after}); last: ${i.reason}`.slice(0, LIMITS.taskReasonMaxChars);
-    const after = await store.appendHistory({ taskId: task.task_id, expectedVersion: row.version, action: TaskAction.AutoDisable, definition: row.definition, enabled: false, reason });
+    const after = await store.appendHistory({ taskId: task.task_id, expectedSeq: row.version, action: TaskAction.AutoDisable, definition: row.definition, enabled: false, reason });
     return { version: after.version, definition: after.definition, enabled: false, deleted: false };
   }
 
@@ -477,7 +477,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const row = await store.getTask(i.taskId);
     // Disabled meanwhile (its run auto-disabled it, or it was paused): it stays as it is.
     if (!row || row.deleted || !row.enabled || row.last_action === TaskAction.Complete) return;
-    await store.appendHistory({ taskId: i.taskId, expectedVersion: row.version, action: TaskAction.Complete, definition: row.definition, enabled: false, reason: 'its one fire time has run' });
+    await store.appendHistory({ taskId: i.taskId, expectedSeq: row.version, action: TaskAction.Complete, definition: row.definition, enabled: false, reason: 'its one fire time has run' });
   }
 
   /** The run's outcome as signal task_run:<task_id> to the schedulers listening (the run workflow's announceOutcome, from an activity). */

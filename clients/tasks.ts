@@ -45,7 +45,7 @@ export class TaskClient {
 
   /** Stores a validated definition (version 1), with the agent that created it if one did, and starts its scheduler. */
   async create(definition: TaskDefinition, enabled: boolean, createdBy?: string): Promise<TaskRow> {
-    const row = await this.store.appendHistory({ taskId: definition.task_id, expectedVersion: 0, action: TaskAction.Create, definition, enabled, createdBy });
+    const row = await this.store.appendHistory({ taskId: definition.task_id, expectedSeq: 0, action: TaskAction.Create, definition, enabled, createdBy });
     await this.notify(row);
     return row;
   }
@@ -65,7 +65,7 @@ export class TaskClient {
   /** Deletes the task: its scheduler ends; history and runs stay readable. */
   async delete(current: TaskRow): Promise<TaskRow> {
     if (current.deleted) throw taskErrors.deleted(current.task_id);
-    const row = await this.store.appendHistory({ taskId: current.task_id, expectedVersion: current.version, action: TaskAction.Delete, definition: current.definition, enabled: false, deleted: true });
+    const row = await this.store.appendHistory({ taskId: current.task_id, expectedSeq: current.version, action: TaskAction.Delete, definition: current.definition, enabled: false, deleted: true });
     try {
       await this.opts.client.workflow.getHandle(schedulerWorkflowId(row.task_id)).signal(changedSignal, changeOf(row));
     } catch (err) {
@@ -261,7 +261,7 @@ export class TaskClient {
 
   private async change(current: TaskRow, action: TaskAction, definition: TaskDefinition, enabled: boolean): Promise<TaskRow> {
     if (current.deleted) throw taskErrors.deleted(current.task_id);
-    const row = await this.store.appendHistory({ taskId: current.task_id, expectedVersion: current.version, action, definition, enabled });
+    const row = await this.store.appendHistory({ taskId: current.task_id, expectedSeq: current.version, action, definition, enabled });
     await this.notify(row);
     return row;
   }

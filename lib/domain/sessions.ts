@@ -2,6 +2,11 @@
  * The session timeline's domain: event types, stored shapes, and the rules every writer
  * and reader applies (ids, keys, content). One definition, used by the API contracts, the
  * session workflow's update validators, the writer activity and the store. Sandbox-safe.
+ *
+ * `expected_seq` (`expectedSeq` in code) is the one name for "the head this change was
+ * decided on": an append is refused (wrong_expected_seq) unless the chain head is that seq.
+ * The task store's history append takes the same name for a task's version (internal: no
+ * client sends it), so there is no second name and no alias.
  */
 import { canonicalize, type JsonValue } from './canonical-json';
 import { DomainError, ErrorCode } from './errors';

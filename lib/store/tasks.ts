@@ -164,10 +164,6 @@ export class TaskStore {
     return r.rows.map((x) => ({ ...rowToTask(x), created_us: Number(x.created_us) }));
   }
 
-  /**
-   * Appends a change to a task's history. `expectedVersion` is the version the change was
-   * decided on (0 for a create): a concurrent change makes this a conflict, nothing written.
-   */
   /** The tasks (not deleted) an agent created: what AGENT_TASKS_MAX counts. */
   async countCreatedBy(agentId: string): Promise<number> {
     const r = await this.pool.query('SELECT count(*)::int AS n FROM tasks WHERE created_by = $1 AND NOT deleted', [agentId]);
@@ -175,22 +171,24 @@ export class TaskStore {
   }
 
   /**
-   * Appends a change to a task's history. `expectedVersion` is the version the change was
-   * decided on (0 for a create): a concurrent change makes this a conflict, nothing written.
+   * Appends a change to a task's history. `expectedSeq` is the task's `version` (the seq of
+   * its history head) the change was decided on (0 for a create): a concurrent change makes
+   * this a conflict, nothing written. The name is the sessions' `expected_seq`
+   * (lib/domain/sessions.ts); tasks have no client-sent precondition, so no other name exists.
    * `createdBy` is written on a create only (the creation row is who created the task).
    */
-  async appendHistory(c: { taskId: string; expectedVersion: number; action: TaskAction; definition: TaskDefinition; enabled: boolean; deleted?: boolean; reason?: string; createdBy?: string }): Promise<TaskRow> {
+  async appendHistory(c: { taskId: string; expectedSeq: number; action: TaskAction; definition: TaskDefinition; enabled: boolean; deleted?: boolean; reason?: string; createdBy?: string }): Promise<TaskRow> {
     let recordedAt: Date;
-    const createdBy = c.expectedVersion === 0 ? (c.createdBy ?? null) : null;
+    const createdBy = c.expectedSeq === 0 ? (c.createdBy ?? null) : null;
     try {
       const r = await this.pool.query(
         `INSERT INTO task_history (task_id, version, action, definition, enabled, deleted, reason, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING recorded_at`,
-        [c.taskId, c.expectedVersion + 1, c.action, JSON.stringify(c.definition), c.enabled, c.deleted ?? false, c.reason ?? null, createdBy],
+        [c.taskId, c.expectedSeq + 1, c.action, JSON.stringify(c.definition), c.enabled, c.deleted ?? false, c.reason ?? null, createdBy],
       );
       recordedAt = r.rows[0].recorded_at as Date;
     } catch (err) {
       if ((err as { code?: string }).code === '23505') {
-        if (c.expectedVersion === 0) throw taskErrors.exists(c.taskId);
+        if (c.expectedSeq === 0) throw taskErrors.exists(c.taskId);
         throw new DomainError(ErrorCode.ConcurrencyConflict, `task ${c.taskId} changed at the same time; nothing was stored: retry`);
       }
       throw err;
@@ -198,7 +196,7 @@ export class TaskStore {
     // A create is the whole task (no earlier change, no run yet): answered from what was
     // written, without reading the `tasks` view back. The stored definition is the jsonb of
     // the one sent, so it reads back equal (keys perhaps in another order).
-    if (c.expectedVersion === 0) {
+    if (c.expectedSeq === 0) {
       return { task_id: c.taskId, version: 1, last_action: c.action, definition: c.definition, enabled: c.enabled, deleted: c.deleted ?? false, reason: c.reason ?? null, created_at: recordedAt, updated_at: recordedAt, status: 'pending', created_by: createdBy, last_run: null };
     }
     return (await this.getTask(c.taskId))!;

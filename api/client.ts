@@ -158,8 +158,9 @@ export interface RawResponse {
   headers: Headers;
 }
 
-type Q<N extends RouteName> = QueryValues<InputOf<Routes[N], 'query'>>;
-type B<N extends RouteName> = InputOf<Routes[N], 'body'>;
+/** What a route takes as its query (numbers allowed where the contract parses text) and as its body. */
+type QueryOf<N extends RouteName> = QueryValues<InputOf<Routes[N], 'query'>>;
+type BodyOf<N extends RouteName> = InputOf<Routes[N], 'body'>;
 
 export class TimekeeperClient {
   readonly baseUrl: string;
@@ -207,11 +208,11 @@ export class TimekeeperClient {
     return (await this.call('health')).body;
   }
 
-  async createSession(body: B<'createSession'>, opts?: CallOptions): Promise<ResponseBody<'createSession'>> {
+  async createSession(body: BodyOf<'createSession'>, opts?: CallOptions): Promise<ResponseBody<'createSession'>> {
     return (await this.call('createSession', { ...opts, body })).body;
   }
 
-  async listSessions(query?: Q<'listSessions'>, opts?: CallOptions): Promise<ResponseBody<'listSessions'>> {
+  async listSessions(query?: QueryOf<'listSessions'>, opts?: CallOptions): Promise<ResponseBody<'listSessions'>> {
     return (await this.call('listSessions', { ...opts, query })).body;
   }
 
@@ -220,19 +221,19 @@ export class TimekeeperClient {
   }
 
   /** Appends an event; a retry of a stored one answers it again with `deduplicated: true`. */
-  async append(id: string, body: B<'appendEvent'>, opts?: CallOptions): Promise<ResponseBody<'appendEvent'>> {
+  async append(id: string, body: BodyOf<'appendEvent'>, opts?: CallOptions): Promise<ResponseBody<'appendEvent'>> {
     return (await this.call('appendEvent', { ...opts, params: { id }, body })).body;
   }
 
-  async end(id: string, body?: B<'endSession'>, opts?: CallOptions): Promise<ResponseBody<'endSession'>> {
+  async end(id: string, body?: BodyOf<'endSession'>, opts?: CallOptions): Promise<ResponseBody<'endSession'>> {
     return (await this.call('endSession', { ...opts, params: { id }, body })).body;
   }
 
-  async events(id: string, query?: Q<'listEvents'>, opts?: CallOptions): Promise<ResponseBody<'listEvents'>> {
+  async events(id: string, query?: QueryOf<'listEvents'>, opts?: CallOptions): Promise<ResponseBody<'listEvents'>> {
     return (await this.call('listEvents', { ...opts, params: { id }, query })).body;
   }
 
-  async context(id: string, query?: Q<'getContext'>, opts?: CallOptions): Promise<ResponseBody<'getContext'>> {
+  async context(id: string, query?: QueryOf<'getContext'>, opts?: CallOptions): Promise<ResponseBody<'getContext'>> {
     return (await this.call('getContext', { ...opts, params: { id }, query })).body;
   }
 
@@ -251,9 +252,9 @@ export class TimekeeperClient {
       const { occurred_at, ...call } = opts ?? {};
       return (await this.call('seedInit', { ...call, query: { session_id, ...(occurred_at !== undefined ? { occurred_at } : {}) } })).body;
     },
-    append: async (query: Q<'seedAppend'>, opts?: CallOptions): Promise<ResponseBody<'seedAppend'>> =>
+    append: async (query: QueryOf<'seedAppend'>, opts?: CallOptions): Promise<ResponseBody<'seedAppend'>> =>
       (await this.call('seedAppend', { ...opts, query })).body,
-    get: async (query: Q<'seedGet'>, opts?: CallOptions): Promise<ResponseBody<'seedGet'>> => (await this.call('seedGet', { ...opts, query })).body,
+    get: async (query: QueryOf<'seedGet'>, opts?: CallOptions): Promise<ResponseBody<'seedGet'>> => (await this.call('seedGet', { ...opts, query })).body,
   };
 
   /**
@@ -263,19 +264,19 @@ export class TimekeeperClient {
    */
   readonly intents = {
     /** Records an intent (status requested unless given); 409 intent_exists or duplicate_intent reject. */
-    create: async (body: B<'createIntent'>, opts?: CallOptions): Promise<ResponseBody<'createIntent'>> =>
+    create: async (body: BodyOf<'createIntent'>, opts?: CallOptions): Promise<ResponseBody<'createIntent'>> =>
       (await this.call('createIntent', { ...opts, body })).body,
     /** Moves an intent to its next state; an illegal move rejects with 409 invalid_transition (current_status, allowed_next). */
-    transition: async (eventId: string, body: B<'transitionIntent'>, opts?: CallOptions): Promise<ResponseBody<'transitionIntent'>> =>
+    transition: async (eventId: string, body: BodyOf<'transitionIntent'>, opts?: CallOptions): Promise<ResponseBody<'transitionIntent'>> =>
       (await this.call('transitionIntent', { ...opts, params: { eventId }, body })).body,
     /** Intents still requested or in progress, oldest first. */
-    pending: async (query?: Q<'pendingIntents'>, opts?: CallOptions): Promise<ResponseBody<'pendingIntents'>> =>
+    pending: async (query?: QueryOf<'pendingIntents'>, opts?: CallOptions): Promise<ResponseBody<'pendingIntents'>> =>
       (await this.call('pendingIntents', { ...opts, query })).body,
     /** One intent with every transition and its workflow's next timer. */
     get: async (eventId: string, opts?: CallOptions): Promise<ResponseBody<'getIntent'>> =>
       (await this.call('getIntent', { ...opts, params: { eventId } })).body,
     /** Intents newest first, filtered and paged. */
-    list: async (query?: Q<'listIntents'>, opts?: CallOptions): Promise<ResponseBody<'listIntents'>> =>
+    list: async (query?: QueryOf<'listIntents'>, opts?: CallOptions): Promise<ResponseBody<'listIntents'>> =>
       (await this.call('listIntents', { ...opts, query })).body,
     /** Recomputes an intent's hash chain. */
     verify: async (eventId: string, opts?: CallOptions): Promise<ResponseBody<'verifyIntent'>> =>
@@ -291,13 +292,13 @@ export class TimekeeperClient {
    */
   readonly tasks = {
     /** Creates a task (every default filled in); a used task_id rejects with 409 task_exists, bad input with 400 naming each field. */
-    create: async (body: B<'createTask'>, opts?: CallOptions): Promise<ResponseBody<'createTask'>> => (await this.call('createTask', { ...opts, body })).body,
+    create: async (body: BodyOf<'createTask'>, opts?: CallOptions): Promise<ResponseBody<'createTask'>> => (await this.call('createTask', { ...opts, body })).body,
     /** Tasks ordered by id (deleted ones left out), filtered by status, tag and enabled, paged by `cursor` (the previous page's next_cursor). */
-    list: async (query?: Q<'listTasks'>, opts?: CallOptions): Promise<ResponseBody<'listTasks'>> => (await this.call('listTasks', { ...opts, query })).body,
+    list: async (query?: QueryOf<'listTasks'>, opts?: CallOptions): Promise<ResponseBody<'listTasks'>> => (await this.call('listTasks', { ...opts, query })).body,
     /** One task with its next fire times, its trigger in words, its change history and its scheduler. */
     get: async (id: string, opts?: CallOptions): Promise<ResponseBody<'getTask'>> => (await this.call('getTask', { ...opts, params: { id } })).body,
     /** Changes any subset of the fields (`null` removes calendar, session_id or alert); the merged definition is validated as a create; a deleted task rejects with 409 task_deleted. */
-    update: async (id: string, body: B<'patchTask'>, opts?: CallOptions): Promise<ResponseBody<'patchTask'>> =>
+    update: async (id: string, body: BodyOf<'patchTask'>, opts?: CallOptions): Promise<ResponseBody<'patchTask'>> =>
       (await this.call('patchTask', { ...opts, params: { id }, body })).body,
     /** Deletes a task: it stops firing; it, its history and its runs stay readable (`deleted: true`). */
     delete: async (id: string, opts?: CallOptions): Promise<ResponseBody<'deleteTask'>> => (await this.call('deleteTask', { ...opts, params: { id } })).body,
@@ -308,13 +309,13 @@ export class TimekeeperClient {
     /** Runs a task now (also when paused) with a run id of its own: `{run_id, url}` (the answer is 202). */
     trigger: async (id: string, opts?: CallOptions): Promise<ResponseBody<'triggerTask'>> => (await this.call('triggerTask', { ...opts, params: { id } })).body,
     /** Runs every fire time in [from, to] once under its scheduled run id: `{started, already_run}` (the answer is 202); over the limit, a future `to` or from ≥ to rejects with 400 naming the field. */
-    backfill: async (id: string, body: B<'backfillTask'>, opts?: CallOptions): Promise<ResponseBody<'backfillTask'>> =>
+    backfill: async (id: string, body: BodyOf<'backfillTask'>, opts?: CallOptions): Promise<ResponseBody<'backfillTask'>> =>
       (await this.call('backfillTask', { ...opts, params: { id }, body })).body,
     /** A task's runs, newest fire time first. */
-    runs: async (id: string, query?: Q<'listTaskRuns'>, opts?: CallOptions): Promise<ResponseBody<'listTaskRuns'>> =>
+    runs: async (id: string, query?: QueryOf<'listTaskRuns'>, opts?: CallOptions): Promise<ResponseBody<'listTaskRuns'>> =>
       (await this.call('listTaskRuns', { ...opts, params: { id }, query })).body,
     /** The rows the task's `table` delivery stored, one per run (the whole answer, summary uncut), newest first. */
-    results: async (id: string, query?: Q<'listTaskResults'>, opts?: CallOptions): Promise<ResponseBody<'listTaskResults'>> =>
+    results: async (id: string, query?: QueryOf<'listTaskResults'>, opts?: CallOptions): Promise<ResponseBody<'listTaskResults'>> =>
       (await this.call('listTaskResults', { ...opts, params: { id }, query })).body,
     /** Checks the task's history rows against a checkpoint of the transparency log (`ok: false` names the first changed version). */
     verify: async (id: string, opts?: CallOptions): Promise<ResponseBody<'verifyTask'>> => (await this.call('verifyTask', { ...opts, params: { id } })).body,
@@ -325,13 +326,13 @@ export class TimekeeperClient {
     /** One run with every state it went through and its deliveries; the run id (`run/<task>/<time>`) is percent-encoded for you. */
     get: async (runId: string, opts?: CallOptions): Promise<ResponseBody<'getRun'>> => (await this.call('getRun', { ...opts, params: { id: runId } })).body,
     /** Runs by status and task; `status: 'needs_attention'` is the queue of runs that failed for good. */
-    list: async (query?: Q<'listRuns'>, opts?: CallOptions): Promise<ResponseBody<'listRuns'>> => (await this.call('listRuns', { ...opts, query })).body,
+    list: async (query?: QueryOf<'listRuns'>, opts?: CallOptions): Promise<ResponseBody<'listRuns'>> => (await this.call('listRuns', { ...opts, query })).body,
     /**
      * Reports an agent's result (the answer protocol object, optionally with `attempt`) for a run
      * that waits for it; the same result again answers the same outcome (`deduplicated: true`).
      * Rejects with 400 naming the field, 404, or 409 run_not_waiting / result_conflict.
      */
-    reportResult: async (runId: string, body: B<'reportRunResult'>, opts?: CallOptions): Promise<ResponseBody<'reportRunResult'>> =>
+    reportResult: async (runId: string, body: BodyOf<'reportRunResult'>, opts?: CallOptions): Promise<ResponseBody<'reportRunResult'>> =>
       (await this.call('reportRunResult', { ...opts, params: { id: runId }, body })).body,
     /** Checks the run's log rows against a checkpoint of the transparency log (`ok: false` names the first changed row id). */
     verify: async (runId: string, opts?: CallOptions): Promise<ResponseBody<'verifyRun'>> => (await this.call('verifyRun', { ...opts, params: { id: runId } })).body,
@@ -344,9 +345,9 @@ export class TimekeeperClient {
      * whose trigger listens to `name`; answers `{signal_id, seq, at, deduplicated, delivered_to}` (202).
      * After a 503 or a lost answer, send it again with the same `signal_id`.
      */
-    send: async (body: B<'sendSignal'>, opts?: CallOptions): Promise<ResponseBody<'sendSignal'>> => (await this.call('sendSignal', { ...opts, body })).body,
+    send: async (body: BodyOf<'sendSignal'>, opts?: CallOptions): Promise<ResponseBody<'sendSignal'>> => (await this.call('sendSignal', { ...opts, body })).body,
     /** Stored signals, newest first (`name`, `source`, `limit`, `cursor`); a bound key sees only those sent by keys within its bounds. */
-    list: async (query?: Q<'listSignals'>, opts?: CallOptions): Promise<ResponseBody<'listSignals'>> => (await this.call('listSignals', { ...opts, query })).body,
+    list: async (query?: QueryOf<'listSignals'>, opts?: CallOptions): Promise<ResponseBody<'listSignals'>> => (await this.call('listSignals', { ...opts, query })).body,
     /** One stored signal by its id (percent-encoded for you). */
     get: async (signalId: string, opts?: CallOptions): Promise<ResponseBody<'getSignal'>> => (await this.call('getSignal', { ...opts, params: { id: signalId } })).body,
   };
@@ -355,23 +356,23 @@ export class TimekeeperClient {
   readonly log = {
     key: async (opts?: CallOptions): Promise<string> => (await this.call('getLogKey', { ...opts })).body,
     /** The newest checkpoint with its cosignatures so far; `{ witnessed: 'true' }`: the newest that met the witness quorum. */
-    checkpoint: async (query?: Q<'getLogCheckpoint'>, opts?: CallOptions): Promise<string> => (await this.call('getLogCheckpoint', { ...opts, query: query ?? {} })).body,
-    inclusion: async (query: Q<'getInclusionProof'>, opts?: CallOptions): Promise<ResponseBody<'getInclusionProof'>> =>
+    checkpoint: async (query?: QueryOf<'getLogCheckpoint'>, opts?: CallOptions): Promise<string> => (await this.call('getLogCheckpoint', { ...opts, query: query ?? {} })).body,
+    inclusion: async (query: QueryOf<'getInclusionProof'>, opts?: CallOptions): Promise<ResponseBody<'getInclusionProof'>> =>
       (await this.call('getInclusionProof', { ...opts, query })).body,
-    consistency: async (query: Q<'getConsistencyProof'>, opts?: CallOptions): Promise<ResponseBody<'getConsistencyProof'>> =>
+    consistency: async (query: QueryOf<'getConsistencyProof'>, opts?: CallOptions): Promise<ResponseBody<'getConsistencyProof'>> =>
       (await this.call('getConsistencyProof', { ...opts, query })).body,
   };
 
   /** Cron expressions checked before they are saved (/v1/schedules/preview). */
   readonly schedules = {
     /** The UTC fire times of a cron expression in a time zone after `from` (exclusive, default now), under the declared time-zone policy. */
-    preview: async (query: Q<'previewSchedule'>, opts?: CallOptions): Promise<ResponseBody<'previewSchedule'>> =>
+    preview: async (query: QueryOf<'previewSchedule'>, opts?: CallOptions): Promise<ResponseBody<'previewSchedule'>> =>
       (await this.call('previewSchedule', { ...opts, query })).body,
   };
 
   /** Now in a zone, and whether today is a working day in a named calendar (/v1/time): the time context task runs get. */
   readonly time = {
-    now: async (query?: Q<'timeNow'>, opts?: CallOptions): Promise<ResponseBody<'timeNow'>> => (await this.call('timeNow', { ...opts, query })).body,
+    now: async (query?: QueryOf<'timeNow'>, opts?: CallOptions): Promise<ResponseBody<'timeNow'>> => (await this.call('timeNow', { ...opts, query })).body,
   };
 
   // ---- internals -------------------------------------------------------------------------

@@ -141,11 +141,6 @@ export class TaskClient {
     throw resultErrors.notWaiting(runId, { run_status: run.status, attempt: run.attempt, waiting: false }, `it is ${run.status}`);
   }
 
-  /** Signals (or starts) the task's scheduler with the stored state again: for a change stored whose scheduler was not reached. */
-  ensureScheduler(row: TaskRow): Promise<void> {
-    return this.notify(row);
-  }
-
   /**
    * Runs past fire times (backfillFireTimes decided which), each under the scheduled run's
    * own id `run/<task_id>/<nominal UTC>`, so a fire time that already ran is not run again:
@@ -266,8 +261,11 @@ export class TaskClient {
     return row;
   }
 
-  /** Tells the scheduler the stored state; starts it from that state when it is not running. */
-  private async notify(row: TaskRow): Promise<void> {
+  /**
+   * Tells the scheduler the stored state; starts it from that state when it is not running.
+   * Also for a change stored whose scheduler was not reached (worker/follow-ups.ts).
+   */
+  async notify(row: TaskRow): Promise<void> {
     const change = changeOf(row);
     try {
       await this.opts.client.workflow.signalWithStart(taskSchedulerWorkflow, {

@@ -26,7 +26,7 @@ const DEFAULT_DELAY_S = 1;
 export function followUpCreator(tasks: TaskClient, store: TaskStore, policy: TaskPolicy, secrets: TaskSecrets): FollowUpCreator {
   async function found(row: TaskRow, r: FollowUpRequest) {
     if (row.definition.parent_run_id !== r.parentRunId) return { ok: false as const, reason: `next_action.task.task_id: ${row.task_id} is already used by another task` };
-    if (!row.deleted) await tasks.ensureScheduler(row);
+    if (!row.deleted) await tasks.notify(row);
     return { ok: true as const, taskId: row.task_id };
   }
 

@@ -53,9 +53,9 @@ export function signalRouter({ signals, store, keys }: SignalDeps): Router {
   route(r, keys, getSignal, async (req, res) => {
     const id = parse(getSignal.params.shape.id, req.params.id, 'signal_id');
     // Outside the key's bounds answers as an unknown id does: its existence is not revealed.
-    const s = await store.getVisible(id, principalOf(res).bounds);
-    if (!s) throw signalErrors.notFound(id);
-    res.json(describe(s));
+    const signal = await store.getVisible(id, principalOf(res).bounds);
+    if (!signal) throw signalErrors.notFound(id);
+    res.json(describe(signal));
   });
 
   return r;

@@ -1,8 +1,9 @@
 /**
- * Durable agent intents (operational memory, OML-compatible): states, the allowed
- * transitions, field rules, stored shapes and intent errors. One definition, used by the
- * API contracts, the intent workflow's update validator, the writer activity and the store.
- * Sandbox-safe.
+ * Durable agent intents (operational memory, compatible with the OML Event Log's API; OML is
+ * the Operational Memory Layer, an agent's two-phase log of what it means to do and what came
+ * of it): states, the allowed transitions, field rules, stored shapes and intent errors. One
+ * definition, used by the API contracts, the intent workflow's update validator, the writer
+ * activity and the store. Sandbox-safe.
  */
 import { canonicalize, type JsonValue } from './canonical-json';
 import { DomainError, ErrorCode } from './errors';

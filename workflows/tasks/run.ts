@@ -37,8 +37,13 @@ import { ResultInbox } from './results';
 /** Issue 15: attempt 1 (and a successful run's finish) as one local activity; older histories replay with activities. */
 export const FIRST_ATTEMPT_LOCAL = 'task-run-first-attempt-local';
 
-// Short: these are single inserts (and outgoing deliveries); one lost with a crashed worker is retried soon.
-const log = proxyActivities<TaskActivities>({
+/**
+ * The run's retried steps (activities, named as registered): its log rows (recordRun), its
+ * deliveries (deliverRun), and after a final failure the alert and auto-disable
+ * (afterFailure). Short: single inserts and outgoing deliveries; one lost with a crashed
+ * worker is retried soon.
+ */
+const steps = proxyActivities<TaskActivities>({
   startToCloseTimeout: LIMITS.taskActivityTimeoutMs,
   retry: { initialInterval: LIMITS.taskActivityRetryInitialMs, maximumInterval: LIMITS.taskActivityRetryMaxMs },
 });
@@ -143,7 +148,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   let lastFailedAnswer: AgentAnswer | undefined;
   let reason = '';
   try {
-    if (input.startedMs === undefined) await log.recordRun({ ...base, status: 'running', startedMs, attempt: 1 });
+    if (input.startedMs === undefined) await steps.recordRun({ ...base, status: 'running', startedMs, attempt: 1 });
     for (let attempt = 1; attempt <= task.retry.max_attempts; attempt++) {
       state.attempt = attempt;
       // The answer this attempt got (also a `failed` one): kept in the log, so a result sent again after the run ended is recognised.
@@ -161,7 +166,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
         if (attempt < task.retry.max_attempts) {
           const waitS = backoffBeforeAttempt(task.retry, attempt + 1);
           setStatus('retry');
-          await log.recordRun({ ...base, status: 'retry', startedMs, attempt, reason: `attempt ${attempt} failed (${reason}); attempt ${attempt + 1} in ${waitS} s`, result: got });
+          await steps.recordRun({ ...base, status: 'retry', startedMs, attempt, reason: `attempt ${attempt} failed (${reason}); attempt ${attempt + 1} in ${waitS} s`, result: got });
           await sleep(waitS * 1000);
           setStatus('running');
         }
@@ -171,7 +176,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
     if (!isCancellation(err)) throw err;
     // Cancelled (overlap cancel_previous): record it, outside the cancelled scope.
     await CancellationScope.nonCancellable(() =>
-      log.recordRun({ ...base, status: 'failed', startedMs, finishedMs: Date.now(), attempt: state.attempt, reason: `${CANCELLED_REASON_PREFIX} a newer run replaced it (overlap cancel_previous)` }),
+      steps.recordRun({ ...base, status: 'failed', startedMs, finishedMs: Date.now(), attempt: state.attempt, reason: `${CANCELLED_REASON_PREFIX} a newer run replaced it (overlap cancel_previous)` }),
     );
     setStatus('failed');
     return { runId: input.runId, status: 'failed', attempts: state.attempt, reason: 'cancelled' };
@@ -181,7 +186,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   const attempts = state.attempt;
   if (answer) {
     const step = ['none', 'logged', 'delivered', 'announced'].indexOf(finished?.done ?? 'none');
-    if (step < 1) await log.recordRun({
+    if (step < 1) await steps.recordRun({
       ...base,
       status: 'success',
       startedMs,
@@ -193,16 +198,16 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
       result: answer,
     });
     setStatus('success');
-    if (step < 2) await log.deliverRun({ task, runId: input.runId, nominalMs: input.nominalMs, startedMs, finishedMs, attempt: attempts, status: 'success', answer });
+    if (step < 2) await steps.deliverRun({ task, runId: input.runId, nominalMs: input.nominalMs, startedMs, finishedMs, attempt: attempts, status: 'success', answer });
     if (step < 3) await announceOutcome(input, 'success');
     return { runId: input.runId, status: 'success', attempts, answer };
   }
 
   const finalReason = `failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}`;
-  await log.recordRun({ ...base, status: 'failed', startedMs, finishedMs, attempt: attempts, reason: finalReason, needsAttention: true, result: lastFailedAnswer });
+  await steps.recordRun({ ...base, status: 'failed', startedMs, finishedMs, attempt: attempts, reason: finalReason, needsAttention: true, result: lastFailedAnswer });
   setStatus('failed');
-  await log.deliverRun({ task, runId: input.runId, nominalMs: input.nominalMs, startedMs, finishedMs, attempt: attempts, status: 'failed', reason: finalReason });
-  const disabled = await log.afterFailure({ task, runId: input.runId, reason: finalReason });
+  await steps.deliverRun({ task, runId: input.runId, nominalMs: input.nominalMs, startedMs, finishedMs, attempt: attempts, status: 'failed', reason: finalReason });
+  const disabled = await steps.afterFailure({ task, runId: input.runId, reason: finalReason });
   if (disabled) await getExternalWorkflowHandle(input.schedulerId).signal(changedSignal, disabled).catch(() => undefined);
   await announceOutcome(input, 'failed');
   return { runId: input.runId, status: 'failed', attempts, reason: finalReason };

@@ -55,7 +55,8 @@ const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
 });
 
 export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void> {
-  const s = { ...input };
+  /** The task as this scheduler knows it (definition, version, enabled, deleted) and its cursor: what continue-as-new carries over. */
+  const task = { ...input };
   let changed = false;
   let fires = 0;
   const running = new Map<string, ChildWorkflowHandle<typeof taskRunWorkflow>>();
@@ -76,58 +77,57 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   const inbox: SignalEvent[] = [];
   let signalsTaken = 0;
   setHandler(signalEventSignal, (e: SignalEvent) => {
-    if (s.enabled && !s.deleted && isSignalTrigger(s.definition.trigger)) inbox.push(e);
+    if (task.enabled && !task.deleted && isSignalTrigger(task.definition.trigger)) inbox.push(e);
   });
 
   setHandler(changedSignal, (c: TaskChange) => {
-    if (c.version <= s.version) return;
-    const resumed = c.enabled && !s.enabled;
-    s.version = c.version;
-    s.definition = c.definition;
-    s.enabled = c.enabled;
-    s.deleted = c.deleted;
+    if (c.version <= task.version) return;
+    const resumed = c.enabled && !task.enabled;
+    task.version = c.version;
+    task.definition = c.definition;
+    task.enabled = c.enabled;
+    task.deleted = c.deleted;
     // A new definition or a resume counts from now: nothing missed while paused is made up.
-    s.cursorMs = Math.max(s.cursorMs, Date.now());
-    if (resumed) s.lastFireMs = undefined;
+    task.cursorMs = Math.max(task.cursorMs, Date.now());
+    if (resumed) task.lastFireMs = undefined;
     changed = true;
   });
   setHandler(
     schedulerStateQuery,
     (): SchedulerState => ({
-      taskId: s.taskId,
-      version: s.version,
-      enabled: s.enabled,
-      deleted: s.deleted,
-      cursorMs: s.cursorMs,
+      taskId: task.taskId,
+      version: task.version,
+      enabled: task.enabled,
+      deleted: task.deleted,
+      cursorMs: task.cursorMs,
       nextFireMs,
       running: [...running.keys()],
       buffered: buffered?.nominalMs ?? null,
-      fires: (s.firesBefore ?? 0) + fires,
+      fires: (task.firesBefore ?? 0) + fires,
     }),
   );
 
-  const def = () => s.definition;
   /** A run other than the schedule's `run/<task>/<nominal>` (a delay run) names itself, and may say why it woke. */
   type RunExtra = { runId?: string; cause?: string };
   const skip = (runs: ({ nominalMs: number; reason: string; trigger: RunTrigger } & RunExtra)[]) =>
     runs.length
-      ? recordSkipped({ taskId: s.taskId, runs: runs.map((r) => ({ nominalMs: r.nominalMs, reason: r.reason, trigger: r.trigger, runId: r.runId ?? runIdOf(s.taskId, r.nominalMs) })) })
+      ? recordSkipped({ taskId: task.taskId, runs: runs.map((r) => ({ nominalMs: r.nominalMs, reason: r.reason, trigger: r.trigger, runId: r.runId ?? runIdOf(task.taskId, r.nominalMs) })) })
       : Promise.resolve();
 
   async function start(nominalMs: number, trigger: RunTrigger, extra: RunExtra = {}): Promise<void> {
-    const id = extra.runId ?? runIdOf(s.taskId, nominalMs);
-    const d = def();
-    const args: RunInput = { taskId: s.taskId, runId: id, definition: d, nominalMs, trigger, schedulerId: schedulerWorkflowId(s.taskId), ...(extra.cause ? { cause: extra.cause } : {}) };
+    const id = extra.runId ?? runIdOf(task.taskId, nominalMs);
+    const d = task.definition;
+    const args: RunInput = { taskId: task.taskId, runId: id, definition: d, nominalMs, trigger, schedulerId: schedulerWorkflowId(task.taskId), ...(extra.cause ? { cause: extra.cause } : {}) };
     starting++;
     try {
       const child = await startChild(taskRunWorkflow, {
         workflowId: id,
-        taskQueue: d.priority === 'core' ? s.runQueues.core : s.runQueues.default,
+        taskQueue: d.priority === 'core' ? task.runQueues.core : task.runQueues.default,
         args: [args],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         typedSearchAttributes: [
-          { key: TaskIdKey, value: s.taskId },
+          { key: TaskIdKey, value: task.taskId },
           { key: RunStatusKey, value: 'running' },
         ],
       });
@@ -158,9 +158,9 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
    * and tried again when a run it waits for finishes (run-finished) or at the recheck.
    */
   async function fireByActivity(nominalMs: number, trigger: RunTrigger, extra: RunExtra, mayWait: boolean): Promise<void> {
-    const d = def();
-    const runId = extra.runId ?? runIdOf(s.taskId, nominalMs);
-    const r = await fireRun({ taskId: s.taskId, runId, definition: d, nominalMs, trigger, mayWait, ...(extra.cause ? { cause: extra.cause } : {}) });
+    const d = task.definition;
+    const runId = extra.runId ?? runIdOf(task.taskId, nominalMs);
+    const r = await fireRun({ taskId: task.taskId, runId, definition: d, nominalMs, trigger, mayWait, ...(extra.cause ? { cause: extra.cause } : {}) });
     if (r.outcome === 'started') fires++;
     else if (r.outcome === 'waiting') buffered = { nominalMs, trigger, extra };
   }
@@ -196,7 +196,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   async function runsFinished(): Promise<void> {
     while (!changed) {
       wakes = 0;
-      if ((await watchRuns({ taskId: s.taskId })) === 0) return;
+      if ((await watchRuns({ taskId: task.taskId })) === 0) return;
       await condition(() => changed || wakes > 0, LIMITS.taskBufferedRecheckMs);
     }
   }
@@ -207,7 +207,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       viaActivity = true;
       return fireByActivity(nominalMs, trigger, extra, !buffered);
     }
-    const d = def();
+    const d = task.definition;
     if (busy() === 0) return start(nominalMs, trigger, extra);
     switch (d.overlap) {
       case 'allow':
@@ -234,14 +234,14 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
    * due; until the task changes. Pausing drops waiting runs (nothing is made up).
    */
   async function signalTriggerLoop(): Promise<void> {
-    const t = def().trigger;
+    const t = task.definition.trigger;
     if (!isSignalTrigger(t)) return;
-    const fresh = s.signalState === undefined;
-    let st = signalStateFor(s.signalState, t);
+    const fresh = task.signalState === undefined;
+    let st = signalStateFor(task.signalState, t);
     // Started afresh (first start, or the scheduler was lost): signals stored since this version take effect again.
-    if (fresh) for (const e of await signalsToCatchUp({ taskId: s.taskId, version: s.version, names: triggerSignalNames(t) })) st = takeSignal(t, st, e, s.taskId);
+    if (fresh) for (const e of await signalsToCatchUp({ taskId: task.taskId, version: task.version, names: triggerSignalNames(t) })) st = takeSignal(t, st, e, task.taskId);
     while (!changed) {
-      s.signalState = st;
+      task.signalState = st;
       const wake = nextWakeMs(st);
       nextFireMs = wake;
       if (inbox.length === 0) {
@@ -250,36 +250,36 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       }
       if (changed) break;
       for (const e of inbox.splice(0)) {
-        st = takeSignal(t, st, e, s.taskId);
+        st = takeSignal(t, st, e, task.taskId);
         signalsTaken++;
       }
-      const due = dueAt(t, st, Date.now(), s.taskId);
+      const due = dueAt(t, st, Date.now(), task.taskId);
       st = due.state;
       for (const p of due.start) await fire(p.nominalMs, p.trigger, { runId: p.runId, cause: p.cause });
-      s.signalState = st;
+      task.signalState = st;
       if (signalsTaken + fires >= LIMITS.schedulerSignalsPerRun && busy() === 0 && !buffered && inbox.length === 0) {
         await condition(allHandlersFinished);
-        await continueAsNew<typeof taskSchedulerWorkflow>({ ...s, firesBefore: (s.firesBefore ?? 0) + fires });
+        await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, firesBefore: (task.firesBefore ?? 0) + fires });
       }
     }
     // Paused, deleted or redefined: waiting runs are dropped, a new trigger starts afresh.
-    s.signalState = s.enabled && !s.deleted ? st : { ...st, pending: [] };
+    task.signalState = task.enabled && !task.deleted ? st : { ...st, pending: [] };
   }
 
-  while (!s.deleted) {
-    if (!s.enabled) {
+  while (!task.deleted) {
+    if (!task.enabled) {
       nextFireMs = null;
       await condition(() => changed);
       changed = false;
       continue;
     }
-    const d = def();
+    const d = task.definition;
     if (isSignalTrigger(d.trigger)) {
       await signalTriggerLoop();
       changed = false;
       continue;
     }
-    const [next] = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: s.cursorMs, count: 1, lastFireMs: s.lastFireMs });
+    const [next] = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: task.cursorMs, count: 1, lastFireMs: task.lastFireMs });
     nextFireMs = next ?? null;
     if (next === undefined) {
       // Nothing left to fire (an `at` task after its run): wait for its runs, then complete.
@@ -290,8 +290,8 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
           changed = false;
           continue;
         }
-        await completeTask({ taskId: s.taskId });
-        s.enabled = false;
+        await completeTask({ taskId: task.taskId });
+        task.enabled = false;
         continue;
       }
       await condition(() => changed);
@@ -309,11 +309,11 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     const grace = d.trigger.type === 'cron' && !d.trigger.tolerant ? 0 : d.misfire_grace_s * 1000;
     if (now - next <= Math.max(grace, LIMITS.taskOnTimeSlackMs)) {
       await fire(next, 'schedule');
-      s.cursorMs = next;
-      s.lastFireMs = now;
+      task.cursorMs = next;
+      task.lastFireMs = now;
     } else {
       // Woke late (the worker or the cluster was down): every fire time up to now is missed.
-      const missed = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: s.cursorMs, count: LIMITS.taskMisfireRunAllMax, untilMs: now, lastFireMs: s.lastFireMs });
+      const missed = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: task.cursorMs, count: LIMITS.taskMisfireRunAllMax, untilMs: now, lastFireMs: task.lastFireMs });
       const late = missed.length ? missed : [next];
       const last = late[late.length - 1];
       const stillInGrace = late.filter((t) => now - t <= grace);
@@ -327,13 +327,13 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
         await skip(late.filter((t) => !stillInGrace.includes(t)).map((t) => ({ nominalMs: t, trigger: 'misfire' as const, reason: 'misfire skip: missed while the scheduler was down' })));
         for (const t of stillInGrace) await fire(t, 'schedule');
       }
-      s.cursorMs = Math.max(last, now);
-      s.lastFireMs = now;
+      task.cursorMs = Math.max(last, now);
+      task.lastFireMs = now;
     }
 
     if (fires >= LIMITS.schedulerFiresPerRun && busy() === 0 && !buffered) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof taskSchedulerWorkflow>({ ...s, firesBefore: (s.firesBefore ?? 0) + fires });
+      await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, firesBefore: (task.firesBefore ?? 0) + fires });
     }
   }
   // Deleted: runs already started finish on their own (they were started with ABANDON); a

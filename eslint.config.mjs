@@ -1,6 +1,24 @@
 // Lint rules that guard correctness, not taste: promises must be awaited or handled, and
-// workflow code must stay deterministic (no Node built-ins, no I/O modules).
+// workflow code must stay deterministic (it imports only what an allowlist names).
 import tseslint from 'typescript-eslint';
+
+/**
+ * The packages workflow code may import at run time: the SDK's workflow side (its
+ * interceptors too, workflows/otel), and the common types and failures it shares with clients.
+ */
+const WORKFLOW_PACKAGES = [
+  '@temporalio/workflow',
+  '@temporalio/common',
+  '@temporalio/interceptors-opentelemetry/lib/workflow',
+  '@temporalio/interceptors-opentelemetry/lib/instrumentation',
+];
+/**
+ * The packages lib/domain may import at run time: pure and deterministic. zod for the
+ * kernel's schemas (the agent answer protocol), croner for fire times (lib/domain/schedule.ts,
+ * run by activities), the chinese-days calendar data (lib/domain/calendars.ts), and
+ * @temporalio/common for the error catalogue's ApplicationFailure and search-attribute keys.
+ */
+const DOMAIN_PACKAGES = ['@temporalio/common', 'zod', 'croner', 'chinese-days/dist/chinese-days.json'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'dist/**', 'test/replay/histories/**', '**/*.js', '**/*.mjs'] },
@@ -32,17 +50,24 @@ export default tseslint.config(
     rules: { 'no-restricted-globals': ['error', 'window', 'document', 'localStorage', 'sessionStorage', 'navigator', 'location'] },
   },
   // Workflow code and everything it imports at run time (lib/domain) runs in Temporal's
-  // deterministic sandbox. Value imports may only reach workflows/, lib/domain/ and the SDK's
-  // sandbox-safe packages; type-only imports (erased from the bundle) may go anywhere.
-  sandbox(['workflows/*/**/*.ts'], String.raw`^(?!\./|\.\./[a-z][a-z0-9-]*/[^/]+$|\.\./\.\./lib/domain/[^/]+$)\.`),
-  sandbox(['workflows/*.ts'], String.raw`^(?!\./|\.\./lib/domain/[^/]+$)\.`),
-  sandbox(['lib/domain/**/*.ts'], String.raw`^(?!\./[^/]+$)\.`),
+  // deterministic sandbox. An allowlist: value imports may only reach the sandbox folders
+  // (workflows/, lib/domain/ and its subfolders, e.g. lib/domain/platform/) and the packages
+  // named below; anything else is refused. Type-only imports (erased from the bundle) may go
+  // anywhere.
+  sandbox(['workflows/*/**/*.ts'], WORKFLOW_PACKAGES, String.raw`^(?!\./|\.\./[a-z][a-z0-9-]*/[^/]+$|\.\./\.\./lib/domain/(?:[a-z][a-z0-9-]*/)?[^/]+$)\.`),
+  sandbox(['workflows/*.ts'], WORKFLOW_PACKAGES, String.raw`^(?!\./|\.\./lib/domain/(?:[a-z][a-z0-9-]*/)?[^/]+$)\.`),
+  sandbox(['lib/domain/*.ts'], DOMAIN_PACKAGES, String.raw`^(?!\./(?:[a-z][a-z0-9-]*/)?[^/]+$)\.`),
+  sandbox(['lib/domain/*/**/*.ts'], DOMAIN_PACKAGES, String.raw`^(?!\./[^/]+$|\.\./(?:[a-z][a-z0-9-]*/)?[^/]+$)\.`),
   // The bench's floor workflow is sandbox code too, and imports nothing relative at all.
-  sandbox(['bench/floor/workflow.ts'], String.raw`^\.`),
+  sandbox(['bench/floor/workflow.ts'], ['@temporalio/workflow'], String.raw`^\.`),
 );
 
-/** The sandbox rules for `files`; `outside` matches a relative import that leaves the sandbox folders. */
-function sandbox(files, outside) {
+/**
+ * The sandbox rules for `files`: value imports only of `packages` and of relative paths that
+ * `outside` (a regex matching a relative import that leaves the sandbox folders) lets through.
+ */
+function sandbox(files, packages, outside) {
+  const allowed = packages.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
   return {
     files,
     rules: {
@@ -52,12 +77,12 @@ function sandbox(files, outside) {
           patterns: [
             { group: ['node:*'], message: 'Workflow code runs in a deterministic sandbox: no Node built-ins.' },
             {
-              // zod is pure and deterministic: the kernel's schemas (e.g. the agent answer protocol) may use it.
-              group: ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'pg', 'express', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
-              message: 'Workflow code must not do I/O; use activities.',
+              // Anything that is not relative, not node:* (above) and not an allowed package.
+              regex: `^(?!\\.|node:|(?:${allowed})$)`,
+              message: `Sandbox code may import at run time only the packages ${packages.join(', ')} (eslint.config.mjs); I/O (fs, pg, express, @temporalio/client, @temporalio/activity, ...) belongs in activities. Type-only imports are fine.`,
               allowTypeImports: true,
             },
-            { regex: outside, message: 'Sandbox code may import only workflows/ and lib/domain/ at run time (type-only imports are fine).', allowTypeImports: true },
+            { regex: outside, message: 'Sandbox code may import only workflows/ and lib/domain/ (and its subfolders) at run time (type-only imports are fine).', allowTypeImports: true },
           ],
         },
       ],

@@ -31,9 +31,9 @@ import { EventType, type SessionWriter } from '../lib/domain/sessions';
 import { computeTransitionHash } from '../lib/hash-chain';
 import { logFor } from '../lib/log';
 import { metrics } from '../lib/metrics';
+import { failureFromDatabase } from '../lib/platform/database-errors';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { IntentStore } from '../lib/store/intents';
-import { failureFromDatabase } from './sessions';
 
 export interface RecordTransitionInput {
   eventId: string;

@@ -4,7 +4,6 @@
  * locked transaction, what each item becomes (a new chained event, the answer to a retry,
  * or a refusal) and has the store insert the new ones.
  */
-import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode, ErrorDetail } from '../lib/domain/errors';
 import {
@@ -20,8 +19,8 @@ import {
   sessionErrors,
 } from '../lib/domain/sessions';
 import type { JsonValue } from '../lib/domain/canonical-json';
-import { isUnstorableValue } from '../lib/db';
 import { computeEventHash } from '../lib/hash-chain';
+import { failureFromDatabase } from '../lib/platform/database-errors';
 import { logFor } from '../lib/log';
 import { metrics, secondsSince } from '../lib/metrics';
 import { databaseInstanceReader } from '../lib/store/instance';
@@ -51,32 +50,6 @@ export interface AppendEventsInput {
 export type AppendOutcome = { ok: true; result: AppendReceipt } | { ok: false; error: ErrorDetail };
 
 const refused = (e: DomainError): AppendOutcome => ({ ok: false, error: e.toDetail() });
-
-/**
- * Another writer got there first: a primary-key or unique race (23505), or the chain guard
- * trigger refusing a stale head (23514 raised by the trigger, so without a constraint name;
- * a CHECK constraint's 23514 names its constraint and is a plain refusal).
- */
-function isConflict(err: { code?: string; constraint?: string }): boolean {
-  return err.code === '23505' || (err.code === '23514' && !err.constraint);
-}
-/** Other SQLSTATE classes no retry can fix: data exceptions, constraint violations, access and schema errors. */
-const PERMANENT_SQLSTATE = /^(22|23|42)/;
-
-/** A database error as the failure the workflow should see (shared by every writer activity); undefined: retry it. */
-export function failureFromDatabase(err: unknown, what = 'timeline'): ApplicationFailure | undefined {
-  const e = err as { code?: string; constraint?: string };
-  const code = e.code;
-  if (!code) return undefined;
-  const msg = `${(err as Error).message} (SQLSTATE ${code})`;
-  if (isConflict(e)) {
-    return new DomainError(ErrorCode.ConcurrencyConflict, `another writer changed this ${what} at the same time; nothing was stored: ${msg}`).toFailure();
-  }
-  // A value PostgreSQL cannot hold (U+0000 in jsonb, a byte sequence not in UTF-8): the request's fault, 400, never retried.
-  if (isUnstorableValue(err)) return new DomainError(ErrorCode.Validation, `nothing was stored: the database cannot hold a value of the request: ${msg}`).toFailure();
-  if (PERMANENT_SQLSTATE.test(code)) return new DomainError(ErrorCode.WriteFailed, `nothing was stored: the database refused the write: ${msg}`).toFailure();
-  return undefined;
-}
 
 const DEFAULT_OCCURRED_AT_BOUNDS: OccurredAtBounds = { maxPastS: TUNABLE.occurredAtMaxPastS.default, maxFutureS: TUNABLE.occurredAtMaxFutureS.default };
 

@@ -9,7 +9,7 @@ import { canonicalize, type JsonValue } from './canonical-json';
 import { DomainError, ErrorCode } from './errors';
 import { LIMITS } from './limits';
 import { hostileTextProblem } from './input-gate';
-import { containsNul, utf8Length } from './sessions';
+import { containsNul, utf8Length } from './platform/text';
 
 export type JsonObject = { [k: string]: JsonValue };
 

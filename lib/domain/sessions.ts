@@ -11,6 +11,7 @@
 import { canonicalize, type JsonValue } from './canonical-json';
 import { DomainError, ErrorCode } from './errors';
 import { LIMITS } from './limits';
+import { containsNul, utf8Length } from './platform/text';
 
 export type { JsonValue };
 
@@ -204,28 +205,8 @@ export const SESSION_ID_RULE = 'must be 1-128 characters: letters, digits and . 
 export const IDEMPOTENCY_KEY_RE = new RegExp(`^[\\x21-\\x7e]{1,${LIMITS.idempotencyKeyMaxChars}}$`);
 export const IDEMPOTENCY_KEY_RULE = `must be 1-${LIMITS.idempotencyKeyMaxChars} printable ASCII characters`;
 
-/** UTF-8 length without TextEncoder, which the workflow sandbox need not provide. */
-export function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
-}
-
-/** True when a string or key anywhere in a JSON value holds U+0000. */
-export function containsNul(v: unknown): boolean {
-  if (typeof v === 'string') return v.includes('\u0000');
-  if (Array.isArray(v)) return v.some(containsNul);
-  if (v && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\u0000') || containsNul(x));
-  return false;
-}
+// utf8Length and containsNul are shared text mechanics (./platform/text.ts); re-exported for the session rules' callers.
+export { containsNul, utf8Length };
 
 /**
  * Why a JSON value cannot be stored as `field` (event content, session metadata), or null.

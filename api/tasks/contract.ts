@@ -22,8 +22,8 @@ import {
   SECRET_NAME_RE,
   TASK_STATUSES,
   TRIGGER_TYPES,
-  isTimeZone,
 } from '../../lib/domain/tasks';
+import { isTimeZone } from '../../lib/domain/platform/zones';
 import { cronProblem } from '../../lib/domain/schedule';
 import { AgentAnswerSchema } from '../../lib/domain/task-answer';
 import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';

@@ -17,7 +17,8 @@
  * (time context), never by workflows.
  */
 import chineseDays from 'chinese-days/dist/chinese-days.json';
-import { localDate, type Calendar, type CalendarName, type DayInfo } from './tasks';
+import { localDate } from './platform/zones';
+import type { Calendar, CalendarName, DayInfo } from './tasks';
 
 interface DayData {
   /** Statutory days off: "English name,中文名,length". */

@@ -12,7 +12,8 @@ import type { FieldError } from './errors';
 import { LIMITS } from './limits';
 import { taskRunSignalName, type SignalEvent, type SignalValue } from './signals';
 // A function import both ways (tasks.ts checks conditions with conditionProblems): resolved at call time.
-import { wallClock, type Trigger } from './tasks';
+import { wallClock } from './platform/zones';
+import type { Trigger } from './tasks';
 
 export const COMPARE_OPS = ['>', '>=', '<', '<=', '==', '!='] as const;
 export type CompareOp = (typeof COMPARE_OPS)[number];

@@ -395,7 +395,7 @@ export const LIMITS = {
   cronCompiledCacheMax: 2_000,
   /** The widest stagger window a cron task may have: an hour (OpenClaw staggers top-of-hour jobs by up to 5 minutes). */
   taskStaggerMaxS: 3600,
-  /** Zone offsets kept by zone and UTC hour (lib/domain/tasks.ts zoneOffsetMs): a few MB at most. */
+  /** Zone offsets kept by zone and UTC hour (lib/domain/platform/zones.ts zoneOffsetMs): a few MB at most. */
   zoneOffsetHoursCached: 50_000,
   /** Run workflows are short-lived: a small cache per task-run worker. */
   taskRunWorkerCachedWorkflows: 500,

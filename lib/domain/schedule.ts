@@ -25,7 +25,8 @@ import { DomainError } from './errors';
 import { LIMITS } from './limits';
 import { isRunDay } from './calendars';
 import { staggerMs } from './stagger';
-import { wallClock, zoneOffsetMs, type Calendar, type CronTrigger, type Trigger } from './tasks';
+import { wallClock, zoneOffsetMs } from './platform/zones';
+import type { Calendar, CronTrigger, Trigger } from './tasks';
 
 const HOUR = 3_600_000;
 

@@ -5,7 +5,8 @@
  * Pure and sandbox-safe; the I/O is in activities/task-outputs/.
  */
 import type { FieldError } from './errors';
-import { localDate, triggerZone, wallClock, type TaskDefinition } from './tasks';
+import { localDate, wallClock } from './platform/zones';
+import { triggerZone, type TaskDefinition } from './tasks';
 
 // ---- file delivery: one file name directly under ARTIFACTS_DIR --------------------------
 

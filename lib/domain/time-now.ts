@@ -6,7 +6,8 @@
  * isRunDay), so the two never disagree.
  */
 import { isRunDay } from './calendars';
-import { WEEKDAYS, localDate, localIso, nowLine, todayLine, type CalendarName, type DayInfo } from './tasks';
+import { localDate, localIso } from './platform/zones';
+import { WEEKDAYS, nowLine, todayLine, type CalendarName, type DayInfo } from './tasks';
 
 export interface TimeNow {
   instant: string;

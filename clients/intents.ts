@@ -41,7 +41,7 @@ import {
 } from '../lib/domain/intents';
 import { LIMITS } from '../lib/domain/limits';
 import { sessionErrors } from '../lib/domain/sessions';
-import { DomainKey, IntentIdKey, IntentStatusKey } from '../lib/search-attributes';
+import { DomainKey, IntentIdKey, IntentStatusKey } from '../lib/domain/platform/search-attributes';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { IntentStore, follows, intentAfter, keyAfter, type IntentKey, type IntentRow } from '../lib/store/intents';
 import { canonicalize } from '../lib/domain/canonical-json';

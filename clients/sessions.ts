@@ -40,7 +40,7 @@ import {
   sessionWorkflowId,
   type SessionWriter,
 } from '../lib/domain/sessions';
-import { AgentIdKey, ChannelKey, SessionIdKey } from '../lib/search-attributes';
+import { AgentIdKey, ChannelKey, SessionIdKey } from '../lib/domain/platform/search-attributes';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { SessionStore, TimelineRow, timelineHead } from '../lib/store/sessions';
 import { workerPolling } from '../lib/temporal';

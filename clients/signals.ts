@@ -10,7 +10,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import type { SignalEvent } from '../lib/domain/signals';
 import { schedulerWorkflowId } from '../lib/domain/tasks';
-import { TaskIdKey } from '../lib/search-attributes';
+import { TaskIdKey } from '../lib/domain/platform/search-attributes';
 import type { Listener } from '../lib/store/signals';
 import { RunQueues, signalEventSignal } from '../workflows/tasks/messages';
 import { taskSchedulerWorkflow } from '../workflows/tasks/scheduler';

@@ -17,7 +17,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { TaskAction, manualRunId, runId as runIdOf, schedulerWorkflowId, taskErrors, type TaskDefinition } from '../lib/domain/tasks';
-import { RunStatusKey, TaskIdKey } from '../lib/search-attributes';
+import { RunStatusKey, TaskIdKey } from '../lib/domain/platform/search-attributes';
 import { TaskStore, type TaskRow } from '../lib/store/tasks';
 import type { TaskSecrets } from '../lib/task-secrets';
 import { OpenRunStore } from '../lib/store/task-runs-open';

@@ -2,7 +2,7 @@
 import type { ConnectionLike } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { LIMITS } from './domain/limits';
-import { SEARCH_ATTRIBUTES } from './search-attributes';
+import { SEARCH_ATTRIBUTES } from './domain/platform/search-attributes';
 
 /**
  * Registers the Keyword search attributes sessions are tagged with, when missing. The dev

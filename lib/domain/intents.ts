@@ -50,9 +50,6 @@ export const DOMAIN_RULE = `must be 1-${LIMITS.intentDomainMaxChars} characters:
 export const DEDUPE_KEY_RE = new RegExp(`^[\\x21-\\x7e]{1,${LIMITS.idempotencyKeyMaxChars}}$`);
 export const DEDUPE_KEY_RULE = `must be 1-${LIMITS.idempotencyKeyMaxChars} printable ASCII characters`;
 
-/** Search attribute names (typed keys in lib/search-attributes.ts; the workflow upserts IntentStatus by name). */
-export const IntentSearchAttribute = { IntentId: 'IntentId', Domain: 'Domain', IntentStatus: 'IntentStatus' } as const;
-
 export const intentWorkflowId = (eventId: string): string => `intent/${eventId}`;
 /** The chain id an intent's transitions are hashed under (the `session_id` member of the hash input). */
 export const intentChainId = (eventId: string): string => `intent:${eventId}`;

@@ -234,9 +234,6 @@ export type TaskAction = (typeof TaskAction)[keyof typeof TaskAction];
 
 // ---- ids -------------------------------------------------------------------------------
 
-/** Search attribute names (Keyword) of task workflows; lib/search-attributes.ts defines the keys from these. */
-export const TASK_SEARCH_ATTRIBUTES = { taskId: 'TaskId', runStatus: 'RunStatus' } as const;
-
 export const schedulerWorkflowId = (taskId: string) => `task/${taskId}`;
 /** One run per fire time: the id is the task and its nominal UTC time, so a fire time runs at most once. */
 export const runId = (taskId: string, nominalMs: number) => `run/${taskId}/${new Date(nominalMs).toISOString()}`;

@@ -26,7 +26,7 @@ import { migrate } from '../../lib/migrate';
 import { freePort, startDevServer } from '../../lib/temporal-server';
 import { createTimekeeperWorker } from '../../worker/worker';
 import { AppendRequest, AppendReceipt, EventType, SessionSettings, sessionWorkflowId } from '../../lib/domain/sessions';
-import { SessionIdKey } from '../../lib/search-attributes';
+import { SessionIdKey } from '../../lib/domain/platform/search-attributes';
 import { IntentClient } from '../../clients/intents';
 import { IntentStatus, intentWorkflowId } from '../../lib/domain/intents';
 import { IntentStore } from '../../lib/store/intents';

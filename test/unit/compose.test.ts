@@ -13,7 +13,7 @@ import * as path from 'path';
 import { parse } from 'yaml';
 import { Scope } from '../../api/auth';
 import { type Config, loadConfig } from '../../lib/config';
-import { SEARCH_ATTRIBUTES } from '../../lib/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../lib/domain/platform/search-attributes';
 import { DYNAMIC_CONFIG_FILE, SERVER_CONFIG_FILE, serverEnvironment, TEMPORAL_SERVER_VERSION } from '../../lib/cluster/temporal-server';
 import { DEV_DYNAMIC_CONFIG } from '../../lib/temporal-server';
 

@@ -20,7 +20,6 @@
  * appended to that session's timeline in order, by a second loop, so a slow session link
  * never delays the agent's PATCH.
  */
-import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
 import {
   ActivityFailure,
   CancellationScope,
@@ -38,9 +37,9 @@ import {
 } from '@temporalio/workflow';
 import type { IntentActivities, TransitionOutcome } from '../../activities/intents';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
+import { IntentStatusKey } from '../../lib/domain/platform/search-attributes';
 import {
   Actor,
-  IntentSearchAttribute,
   IntentStatus,
   blockedInfo,
   headOfTransition,
@@ -70,8 +69,6 @@ const { linkToSession } = proxyActivities<IntentActivities>({
   startToCloseTimeout: LIMITS.appendAttemptTimeoutMs * 2,
   retry: { initialInterval: LIMITS.appendRetryInitialMs, backoffCoefficient: 2, maximumInterval: LIMITS.appendRetryMaxMs, maximumAttempts: LIMITS.sessionLinkMaxAttempts },
 });
-
-const IntentStatusKey = defineSearchAttributeKey(IntentSearchAttribute.IntentStatus, SearchAttributeType.KEYWORD);
 
 export async function intentWorkflow(input: IntentWorkflowInput): Promise<IntentWorkflowResult> {
   const { settings } = input;

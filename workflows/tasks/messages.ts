@@ -3,16 +3,11 @@
  * clients/tasks.ts): the scheduler's input, the `changed` signal every task change sends it,
  * its state query; the run workflow's input and result. Domain types live in lib/domain/tasks.ts.
  */
-import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ResultOutcome, ResultReport } from '../../lib/domain/task-results';
 import type { SignalEvent } from '../../lib/domain/signals';
 import type { SignalTriggerState } from '../../lib/domain/signal-triggers';
-import { TASK_SEARCH_ATTRIBUTES, type AgentAnswer, type RunTrigger, type TaskDefinition } from '../../lib/domain/tasks';
-
-/** The keys of lib/search-attributes.ts, built from the same names (that module is outside the sandbox's imports). */
-export const TaskIdKey = defineSearchAttributeKey(TASK_SEARCH_ATTRIBUTES.taskId, SearchAttributeType.KEYWORD);
-export const RunStatusKey = defineSearchAttributeKey(TASK_SEARCH_ATTRIBUTES.runStatus, SearchAttributeType.KEYWORD);
+import type { AgentAnswer, RunTrigger, TaskDefinition } from '../../lib/domain/tasks';
 
 /** The task's state after one change (its history row), as the scheduler follows it. */
 export interface TaskChange {

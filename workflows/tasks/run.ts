@@ -31,7 +31,8 @@ import { LIMITS } from '../../lib/domain/limits';
 import type { FirstAttemptResult, TaskActivities } from '../../activities/tasks';
 import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/task-results';
 import { CANCELLED_REASON_PREFIX, backoffBeforeAttempt, schedulerWorkflowId, type AgentAnswer } from '../../lib/domain/tasks';
-import { RunInput, RunResult, RunState, RunStatusKey, changedSignal, runStateQuery, signalEventSignal } from './messages';
+import { RunStatusKey } from '../../lib/domain/platform/search-attributes';
+import { RunInput, RunResult, RunState, changedSignal, runStateQuery, signalEventSignal } from './messages';
 import { ResultInbox } from './results';
 
 /** Issue 15: attempt 1 (and a successful run's finish) as one local activity; older histories replay with activities. */

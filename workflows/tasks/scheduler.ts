@@ -33,7 +33,8 @@ import { triggerSignalNames } from '../../lib/domain/conditions';
 import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/signal-triggers';
 import type { SignalEvent } from '../../lib/domain/signals';
 import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
-import { RunInput, RunStatusKey, SchedulerInput, SchedulerState, TaskChange, TaskIdKey, changedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
+import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
+import { RunInput, SchedulerInput, SchedulerState, TaskChange, changedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
 import { taskRunWorkflow } from './run';
 
 const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });

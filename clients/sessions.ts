@@ -41,6 +41,7 @@ import {
   type SessionWriter,
 } from '../lib/domain/sessions';
 import { AgentIdKey, ChannelKey, SessionIdKey } from '../lib/domain/platform/search-attributes';
+import { probeDatabase } from '../lib/platform/database-probe';
 import { databaseInstanceReader } from '../lib/store/instance';
 import { SessionStore, TimelineRow, timelineHead } from '../lib/store/sessions';
 import { workerPolling } from '../lib/temporal';
@@ -292,7 +293,7 @@ export class SessionClient implements SessionWriter {
     const { client, pool, taskQueue } = this.opts;
     const [db, worker] = await Promise.all([
       within(
-        pool.query('SELECT 1').then(
+        probeDatabase(pool).then(
           () => 'ok',
           (e: Error) => e.message,
         ),

@@ -2,6 +2,7 @@
 import { Pool, PoolClient, PoolConfig, QueryResult, types } from 'pg';
 import { LIMITS } from './domain/limits';
 import { log } from './log';
+import { probeDatabase } from './platform/database-probe';
 
 // bigint columns (seq, ts) fit in a double for any realistic timeline; parse them as numbers
 // so the hash input sees the same integers the writer hashed.
@@ -118,7 +119,7 @@ export function withDatabase(url: string, db: string): string {
 export async function serverAnswers(url: string, timeoutMs = 2000): Promise<boolean> {
   const pool = createPool(withDatabase(url, 'postgres'), { max: 1, connectionTimeoutMillis: timeoutMs });
   try {
-    await pool.query('SELECT 1');
+    await probeDatabase(pool);
     return true;
   } catch (err) {
     const code = (err as { code?: string }).code;

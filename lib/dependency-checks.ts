@@ -7,6 +7,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
+import { probeDatabase } from './platform/database-probe';
 
 export const TIMED_OUT = Symbol('timed out');
 export type CheckResult = string | typeof TIMED_OUT;
@@ -47,11 +48,11 @@ export async function runChecks(checks: Record<string, Check>, ms: number): Prom
   return { checks: out, timedOut };
 }
 
-/** SELECT 1 answers; otherwise `failed(reason)`. */
+/** The database probe (SELECT 1) answers; otherwise `failed(reason)`. */
 export const postgresCheck =
   (pool: Pool, failed = (reason: string) => `not reachable: ${reason}`): Check =>
   () =>
-    pool.query('SELECT 1').then(
+    probeDatabase(pool).then(
       () => 'ok',
       (e) => failed(reasonOf(e)),
     );

@@ -4,9 +4,10 @@
  * OpenAI `tools` format). Each capability defines its own (api/<room>/tools.ts) from its
  * route contracts; this only puts them together, as api/routes.ts does for the routes.
  */
-import { intentTools, type ToolDefinition } from './intents/tools';
+import { intentTools } from './intents/tools';
 import { sessionTools } from './sessions/tools';
 import { taskTools } from './tasks/tools';
+import type { ToolDefinition } from './tool-schema';
 
 export type { ToolDefinition };
 

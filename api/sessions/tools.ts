@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../../lib/domain/limits';
 import { sessionId } from '../contract';
-import { toolParameters, type ToolDefinition } from '../intents/tools';
+import { toolParameters, type ToolDefinition } from '../tool-schema';
 import { appendEvent, getContext } from './contract';
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);

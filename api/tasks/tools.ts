@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../../lib/domain/limits';
 import { SendSignalBody, sendSignal } from '../signals/contract';
-import { toolParameters, type ToolDefinition } from '../intents/tools';
+import { toolParameters, type ToolDefinition } from '../tool-schema';
 import { DelayTriggerSchema } from './trigger-contract';
 import {
   AgentSchema,

@@ -3,6 +3,7 @@ import type { ResponseBody } from '../../client';
 import { TIMELINE_STATUSES } from '../../../lib/domain/sessions';
 import { errorBox, go, href, tk, type Page } from './app';
 import { badge, button, empty, fill, field, folded, h, input, preview, select, shortHash, time } from './dom';
+import { pagerNav } from './pager';
 
 type Session = ResponseBody<'listSessions'>['sessions'][number];
 type TimelineEvent = ResponseBody<'listEvents'>['events'][number];
@@ -76,20 +77,6 @@ export const sessionsPage: Page = async ({ route }) => {
   return h('div', {}, h('h1', {}, 'Sessions'), form, table, pager);
 };
 
-/**
- * Cursor paging with a way back: `back` is the list of cursors before this page
- * (`-` for the first page), so Previous pops one and Next pushes this page's.
- */
-export function pagerNav(path: string[], filters: Record<string, string>, cursor: string | undefined, back: string, nextCursor: string | null): Node {
-  const stack = back ? back.split(',') : [];
-  const prev = stack.at(-1);
-  return h(
-    'nav',
-    { class: 'pager', 'aria-label': 'Pages' },
-    cursor ? h('a', { class: 'btn secondary', href: href(path, { ...filters, cursor: prev && prev !== '-' ? prev : undefined, back: stack.slice(0, -1).join(',') || undefined }) }, '← Previous') : null,
-    nextCursor ? h('a', { class: 'btn secondary', href: href(path, { ...filters, cursor: nextCursor, back: [...stack, cursor ?? '-'].join(',') }) }, 'Next →') : null,
-  );
-}
 
 // ---- one session --------------------------------------------------------------------------
 

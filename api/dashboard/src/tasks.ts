@@ -6,7 +6,7 @@
 import type { ResponseBody } from '../../client';
 import { TASK_STATUSES } from '../../../lib/domain/tasks';
 import { errorBox, go, href, tk, type Page, type PageContext } from './app';
-import { pagerNav } from './sessions';
+import { pagerNav } from './pager';
 import { badge, button, duration, empty, field, fill, folded, h, input, select, time, viewerZone } from './dom';
 import { signalPanel } from './signals';
 import { taskForm } from './task-form';

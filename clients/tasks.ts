@@ -24,7 +24,7 @@ import { OpenRunStore } from '../lib/store/task-runs-open';
 import { RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
 import { domainErrorOf, isDeadline, workflowGone } from './failures';
 import { taskRunWorkflow } from '../workflows/tasks/run';
-import { taskSchedulerWorkflow } from '../workflows/tasks/scheduler';
+import { signalWithStartScheduler } from './task-scheduler';
 
 export interface TaskClientOptions {
   client: Client;
@@ -268,14 +268,8 @@ export class TaskClient {
   async notify(row: TaskRow): Promise<void> {
     const change = changeOf(row);
     try {
-      await this.opts.client.workflow.signalWithStart(taskSchedulerWorkflow, {
-        workflowId: schedulerWorkflowId(row.task_id),
-        taskQueue: this.opts.taskQueue,
-        args: [{ ...change, version: 0, taskId: row.task_id, cursorMs: Date.now(), runQueues: this.opts.runQueues }],
-        signal: changedSignal,
-        signalArgs: [change],
-        typedSearchAttributes: new TypedSearchAttributes([{ key: TaskIdKey, value: row.task_id }]),
-      });
+      // Started at version 0, so that the `changed` signal it takes first is the stored change itself.
+      await signalWithStartScheduler(this.opts, row.task_id, { ...change, version: 0 }, changedSignal, change);
     } catch (err) {
       throw this.classify(err);
     }

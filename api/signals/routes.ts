@@ -11,7 +11,7 @@ import { SIGNAL_ID_RE, signalErrors, type SignalEvent } from '../../lib/domain/s
 import { encodeKeyset, parseCursor } from '../../lib/keyset';
 import type { SignalStore, StoredSignal } from '../../lib/store/signals';
 import { principalOf, type KeyStore } from '../auth';
-import { boundsEntries, type AgentBounds } from '../../lib/domain/agent-bounds';
+import { boundsEntries } from '../../lib/domain/agent-bounds';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
 import { getSignal, listSignals, sendSignal } from './contract';
@@ -28,16 +28,7 @@ export function signalRouter({ signals, store, keys }: SignalDeps): Router {
   route(r, keys, sendSignal, async (req, res) => {
     const b = parse(sendSignal.body, jsonBody(req));
     const sent: SignalEvent = { signal_id: b.signal_id ?? `sig-${randomUUID()}`, name: b.name, value: b.value ?? null, values: b.values ?? {}, atMs: b.at ? Date.parse(b.at) : Date.now() };
-    // A bound key's signal reaches only its agents' tasks, now and when a scheduler catches up on stored signals.
-    const { bounds } = principalOf(res);
-    const { signal, existed } = await store.insert(sent, 'api', bounds);
-    // A retry carries the same content (and sender bounds); the same id with other content is a different signal.
-    const same = sameBounds(signal.bounds, bounds) && signal.name === sent.name && JSON.stringify(signal.value) === JSON.stringify(sent.value) && sameRecord(signal.values, sent.values) && (!b.at || signal.atMs === sent.atMs);
-    if (existed && (!same || signal.source !== 'api')) {
-      throw signalErrors.idReused(sent.signal_id);
-    }
-    const event: SignalEvent = { signal_id: signal.signal_id, name: signal.name, value: signal.value, values: signal.values, atMs: signal.atMs };
-    const reached = await signals.deliver(event, await store.listeners(signal.name, signal.bounds));
+    const { signal, existed, deliveredTo: reached } = await signals.send(store, sent, principalOf(res).bounds, Boolean(b.at));
     res.status(202).json({ signal_id: signal.signal_id, seq: signal.seq, name: signal.name, at: new Date(signal.atMs).toISOString(), deduplicated: existed, delivered_to: reached });
   });
 
@@ -78,14 +69,4 @@ function describe(s: StoredSignal) {
     source: s.source,
     agents: s.bounds ? boundsEntries(s.bounds) : null,
   };
-}
-
-function sameBounds(a: AgentBounds | undefined, b: AgentBounds | undefined): boolean {
-  return JSON.stringify(a && [a.exact, a.prefixes]) === JSON.stringify(b && [b.exact, b.prefixes]);
-}
-
-function sameRecord(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  const ka = Object.keys(a).sort();
-  const kb = Object.keys(b).sort();
-  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && JSON.stringify(a[k]) === JSON.stringify(b[k]));
 }

@@ -13,13 +13,12 @@ import path from 'node:path';
 import { TimekeeperClient } from '../../api/client';
 import { freePort } from '../../lib/temporal-server';
 import { startProcessEnv } from '../support/start-env';
-import { uniqueSessionId } from '../support/system';
+import { uniqueSessionId, sleep } from '../support';
 
 jest.setTimeout(300_000);
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const STAMP = path.join(ROOT, 'dist', 'build-stamp.json');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
 let start: ChildProcess | undefined;

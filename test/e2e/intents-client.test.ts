@@ -5,10 +5,8 @@
  */
 import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import { recover, withIntent } from '../../api/intents/client-helpers';
-import { startTestSystem, TestSystem } from '../support/system';
+import { startTestSystem, TestSystem, uid } from '../support';
 
-let n = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${n++}`;
 
 describe('tk.intents on the wire', () => {
   test('each method calls its route: method, path with the id encoded, query and JSON body', async () => {

@@ -15,12 +15,11 @@ import { temporal } from '@temporalio/proto';
 import { TimekeeperClient } from '../../api/client';
 import { freePort } from '../../lib/temporal-server';
 import { startProcessEnv } from '../support/start-env';
-import { testEnv, uniqueSessionId } from '../support/system';
+import { testEnv, uniqueSessionId, sleep } from '../support';
 
 jest.setTimeout(300_000);
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let start: ChildProcess;
 let output = '';

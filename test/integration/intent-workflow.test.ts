@@ -15,7 +15,7 @@ import { IntentClient } from '../../clients/intents';
 import { databaseInstanceReader } from '../../lib/store/instance';
 import { IntentStore } from '../../lib/store/intents';
 import { intentWorkflow } from '../../workflows/intents/workflow';
-import { refusal, startTestSystem, TestSystem } from '../support/system';
+import { refusal, startTestSystem, TestSystem, uid, eventually, sleep, type WaitOptions } from '../support';
 
 interface Wake {
   headers: http.IncomingHttpHeaders;
@@ -40,19 +40,9 @@ async function wakeServer(failFirst = 0) {
   return { wakes, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/wake`, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How this file polls: every 100 ms, a failing check fails the wait. */
+const POLL: WaitOptions = { stepMs: 100, errors: 'throw' };
 let n = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${n++}`;
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 let sys: TestSystem;
 let hook: Awaited<ReturnType<typeof wakeServer>>;
@@ -75,7 +65,7 @@ test('a zombie intent expires: still requested after ttl_s it becomes blocked wi
   const started = Date.now();
   await create({ event_id: id, ttl_s: 1 });
   expect((await get(id)).workflow.next).toMatchObject({ action: 'expire' });
-  const b = await waitFor('expiry', statusIs(id, 'blocked'));
+  const b = await eventually('expiry', statusIs(id, 'blocked'), POLL);
   expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
   const last = b.transitions[b.transitions.length - 1];
   expect(last).toMatchObject({ from: 'requested', to: 'blocked', actor: 'system', data: { error: 'expired', retry: false, expired_status: 'requested' } });
@@ -126,7 +116,7 @@ test('per-domain TTLs from configuration apply when the create gives none; in-pr
   const c = await create({ event_id: id, domain: 'fast' });
   expect(c.ttl_s).toBe(1);
   expect((await patch(id, { status: 'in-progress' })).status).toBe(200);
-  const b = await waitFor('expiry', statusIs(id, 'blocked'));
+  const b = await eventually('expiry', statusIs(id, 'blocked'), POLL);
   expect(b.last_data).toMatchObject({ error: 'expired', expired_status: 'in-progress' });
   const other = await create({ event_id: uid('SLOW'), domain: 'slow' });
   expect(other.ttl_s).toBe(86400);
@@ -143,12 +133,12 @@ test('blocked with retry and retry_after re-opens at that time and wakes the age
   expect((await get(id)).workflow.next).toEqual({ action: 'retry', at: retryAt });
   expect(hook.wakes).toHaveLength(0);
 
-  const reopened = await waitFor('re-open', statusIs(id, 'requested'));
+  const reopened = await eventually('re-open', statusIs(id, 'requested'), POLL);
   expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(retryAt));
   const last = reopened.transitions[reopened.transitions.length - 1];
   expect(last).toMatchObject({ from: 'blocked', to: 'requested', note: 'retry_after reached', actor: 'system', data: { retry_after: retryAt } });
 
-  await waitFor('wake', async () => (hook.wakes.length ? true : undefined));
+  await eventually('wake', async () => (hook.wakes.length ? true : undefined), POLL);
   await sleep(1500); // nothing more arrives
   expect(hook.wakes).toHaveLength(1);
   const w = hook.wakes[0];
@@ -173,9 +163,9 @@ test('a failed wake delivery is retried with the same idempotency key; a retry_a
   await create({ event_id: id });
   const t0 = Date.now();
   await patch(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: true, retry_after: '2020-01-01T00:00:00Z' } });
-  await waitFor('re-open', statusIs(id, 'requested'));
+  await eventually('re-open', statusIs(id, 'requested'), POLL);
   expect(Date.now() - t0).toBeLessThan(5000);
-  await waitFor('second delivery', async () => (hook.wakes.length >= 2 ? true : undefined));
+  await eventually('second delivery', async () => (hook.wakes.length >= 2 ? true : undefined), POLL);
   await sleep(500);
   expect(hook.wakes).toHaveLength(2);
   expect(hook.wakes[0].headers['idempotency-key']).toBe(hook.wakes[1].headers['idempotency-key']);
@@ -252,7 +242,7 @@ test('an open intent whose workflow was terminated: a PATCH restarts it from the
   const intents = IntentClient.fromConfig(sys.client, sys.pool, sys.config);
   expect(await intents.reconcileOpen()).toContain(z);
   expect(await intents.reconcileOpen()).not.toContain(z);
-  const b = await waitFor('expiry after the restart', statusIs(z, 'blocked'));
+  const b = await eventually('expiry after the restart', statusIs(z, 'blocked'), POLL);
   expect(b.last_data).toMatchObject({ error: 'expired', expired_status: 'requested' });
   expect(b.transitions.map((t) => t.seq)).toEqual([1, 2]);
   expect((await sys.tk.intents.verify(z)).ok).toBe(true);
@@ -280,12 +270,12 @@ test('a blocked retry intent whose workflow was terminated: the sweep restarts i
   expect(await intents.reconcileOpen()).not.toContain(id);
   expect((await get(id)).workflow).toMatchObject({ open: true, next: { action: 'retry', at: retryAt } });
 
-  const reopened = await waitFor('re-open', statusIs(id, 'requested'));
+  const reopened = await eventually('re-open', statusIs(id, 'requested'), POLL);
   expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(retryAt));
   const last = reopened.transitions[reopened.transitions.length - 1];
   expect(last).toMatchObject({ seq: 3, from: 'blocked', to: 'requested', note: 'retry_after reached', actor: 'system', data: { retry_after: retryAt } });
   const mine = () => hook.wakes.filter((w) => w.body.text.includes(id));
-  await waitFor('wake', async () => (mine().length ? true : undefined));
+  await eventually('wake', async () => (mine().length ? true : undefined), POLL);
   await sleep(1500); // nothing more arrives
   expect(mine()).toHaveLength(1);
   expect(mine()[0].headers.authorization).toBe('Bearer sweep-wake-token');

@@ -13,7 +13,7 @@ import { createSessionActivities } from '../../activities/sessions';
 import { createPool } from '../../lib/db';
 import { EventType } from '../../lib/domain/sessions';
 import { SessionStore } from '../../lib/store/sessions';
-import { testEnv } from '../support/system';
+import { testEnv } from '../support';
 
 let pool: Pool;
 let store: SessionStore;

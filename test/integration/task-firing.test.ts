@@ -7,14 +7,13 @@
 import { LIMITS } from '../../lib/domain/limits';
 import { createHmac } from 'node:crypto';
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId, uniqueTaskId } from '../support/system';
-import { chatAnswer, eventually, fakeServers, protocolAnswer, Received } from '../support/fake-services';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId, uid, eventually } from '../support';
+import { chatAnswer, fakeServers, protocolAnswer, Received } from '../support/fake-services';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
 const servers = fakeServers();
 const server = servers.start;
-const uid = uniqueTaskId;
 
 beforeAll(async () => {
   sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });

@@ -6,14 +6,13 @@
  * retry on durable timers. Real Temporal and PostgreSQL.
  */
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueTaskId } from '../support/system';
-import { eventually, fakeOpenClawGateway, fakeServers, protocolAnswer } from '../support/fake-services';
+import { refusal, startTestSystem, TestSystem, uid, eventually } from '../support';
+import { fakeOpenClawGateway, fakeServers, protocolAnswer } from '../support/fake-services';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
 const servers = fakeServers();
 const server = servers.start;
-const uid = uniqueTaskId;
 const OPENCLAW_TOKEN = 'oc-hooks-token-for-tests';
 const PROBLEM = (code: string) => `https://timekeeper.dev/problems/${code}`;
 
@@ -113,12 +112,12 @@ test('no result within timeout_s: the attempt times out, the retry ladder runs (
     retry: { max_attempts: 3, initial_interval_s: 0.5, backoff_coefficient: 3 },
   });
   // Attempt 1: silence. Attempt 2 (0.5 s later): the agent reports `failed` → retry. Attempt 3 (1.5 s later): `failed` again → the run fails.
-  await eventually(async () => agent.received.length === 2, 20_000, 50);
+  await eventually(async () => agent.received.length === 2, { timeoutMs: 20_000, stepMs: 50 });
   const runId = JSON.parse(agent.received[1].body).run_id as string;
   expect(JSON.parse(agent.received[1].body).attempt).toBe(2);
   const failedAnswer = answerFor(id, { status: 'failed', summary: 'source down' });
   expect(await tk.runs.reportResult(runId, failedAnswer)).toMatchObject({ attempt: 2, outcome: 'retry', deduplicated: false });
-  await eventually(async () => agent.received.length === 3, 20_000, 50);
+  await eventually(async () => agent.received.length === 3, { timeoutMs: 20_000, stepMs: 50 });
   const last = answerFor(id, { status: 'failed', summary: 'still down' });
   expect(await tk.runs.reportResult(runId, last)).toMatchObject({ attempt: 3, outcome: 'failed' });
 

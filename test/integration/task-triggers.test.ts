@@ -6,15 +6,12 @@
  * outcomes. Real Temporal and PostgreSQL; a local HTTP server is the webhook agent.
  */
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { startTestSystem, TestSystem } from '../support/system';
-import { eventually, fakeServer, FakeServer, protocolAnswer, Received } from '../support/fake-services';
+import { startTestSystem, TestSystem, eventually, uid, sleep } from '../support';
+import { fakeServer, FakeServer, protocolAnswer, Received } from '../support/fake-services';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
 let agent: FakeServer;
-let counter = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });

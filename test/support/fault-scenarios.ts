@@ -10,6 +10,7 @@ import { temporal } from '@temporalio/proto';
 import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import type { FaultRig } from './fault-rig';
 import { checkStored, longestStall, percentile, recoveryTimes, startFloorLoad, startLoad } from './fault-load';
+import { sleep } from './wait';
 
 export interface ScenarioOptions {
   sessions: number;
@@ -36,7 +37,6 @@ export interface FloorLoadTarget {
   append(id: string, n: number): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What a scenario needs of a rig: the fault rig (dev server) or the cluster rig (test/support/cluster-rig.ts). */
 export type ScenarioRig = Pick<FaultRig, 'tk' | 'pool' | 'client'>;

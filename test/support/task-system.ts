@@ -4,8 +4,9 @@
  * other test uses, and a task's runs oldest fire time first. Call at the top of a test file.
  */
 import type { TimekeeperClient } from '../../api/client';
-import { startTestSystem, TestSystem } from './system';
+import { useTestSystem, TestSystem } from './system';
 import { fakeServer, FakeServer } from './fake-services';
+import { uid } from './ids';
 
 export interface TaskTestSystem {
   readonly sys: TestSystem;
@@ -19,30 +20,25 @@ export interface TaskTestSystem {
 }
 
 export function useTaskTestSystem(): TaskTestSystem {
-  let sys: TestSystem | undefined;
   const servers: FakeServer[] = [];
-  let counter = 0;
-  beforeAll(async () => {
-    sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });
-  });
+  // Declared before the system's (jest runs afterAll hooks in their order): the stand-ins close before the system stops.
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.close()));
-    await sys?.stop();
   });
+  const system = useTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });
   const t: TaskTestSystem = {
     get sys() {
-      if (!sys) throw new Error('the task test system is not started yet (use it inside tests)');
-      return sys;
+      return system.sys;
     },
     get tk() {
-      return t.sys.tk;
+      return system.tk;
     },
     async server(handler) {
       const s = await fakeServer(handler);
       servers.push(s);
       return s;
     },
-    uid: (p) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`,
+    uid,
     async runsOldestFirst(taskId) {
       const { runs } = await t.tk.tasks.runs(taskId, { limit: 1000 });
       return runs.sort((a, b) => Date.parse(a.scheduled_at) - Date.parse(b.scheduled_at));
@@ -50,3 +46,4 @@ export function useTaskTestSystem(): TaskTestSystem {
   };
   return t;
 }
+

@@ -44,6 +44,29 @@ async function wakeServer(failFirst = 0) {
 const POLL: WaitOptions = { stepMs: 100, errors: 'throw' };
 let n = 0;
 
+/**
+ * Resolves once the intent's workflow (its current run) has scheduled a wakeAgent activity and
+ * every one it scheduled has closed: the deliveries it makes (retries included) are all made.
+ * Resolves with how many it scheduled.
+ */
+async function wakesSettled(id: string): Promise<number> {
+  return eventually(
+    `the wake deliveries of ${id} to finish`,
+    async () => {
+      const events = (await sys.client.workflow.getHandle(`intent/${id}`).fetchHistory()).events ?? [];
+      const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'wakeAgent').map((e) => Number(e.eventId));
+      const closed = new Set(
+        events
+          .map((e) => e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes)
+          .filter((a) => a)
+          .map((a) => Number(a!.scheduledEventId)),
+      );
+      return scheduled.length > 0 && scheduled.every((x) => closed.has(x)) ? scheduled.length : undefined;
+    },
+    POLL,
+  );
+}
+
 let sys: TestSystem;
 let hook: Awaited<ReturnType<typeof wakeServer>>;
 afterEach(async () => {
@@ -139,7 +162,8 @@ test('blocked with retry and retry_after re-opens at that time and wakes the age
   expect(last).toMatchObject({ from: 'blocked', to: 'requested', note: 'retry_after reached', actor: 'system', data: { retry_after: retryAt } });
 
   await eventually('wake', async () => (hook.wakes.length ? true : undefined), POLL);
-  await sleep(1500); // nothing more arrives
+  // One wake delivery, and it has finished: nothing more arrives.
+  expect(await wakesSettled(id)).toBe(1);
   expect(hook.wakes).toHaveLength(1);
   const w = hook.wakes[0];
   expect(w.headers.authorization).toBe('Bearer wake-secret-1');
@@ -166,7 +190,8 @@ test('a failed wake delivery is retried with the same idempotency key; a retry_a
   await eventually('re-open', statusIs(id, 'requested'), POLL);
   expect(Date.now() - t0).toBeLessThan(5000);
   await eventually('second delivery', async () => (hook.wakes.length >= 2 ? true : undefined), POLL);
-  await sleep(500);
+  // One wake delivery (the second call its retry), and it has finished: nothing more arrives.
+  expect(await wakesSettled(id)).toBe(1);
   expect(hook.wakes).toHaveLength(2);
   expect(hook.wakes[0].headers['idempotency-key']).toBe(hook.wakes[1].headers['idempotency-key']);
 });
@@ -276,7 +301,8 @@ test('a blocked retry intent whose workflow was terminated: the sweep restarts i
   expect(last).toMatchObject({ seq: 3, from: 'blocked', to: 'requested', note: 'retry_after reached', actor: 'system', data: { retry_after: retryAt } });
   const mine = () => hook.wakes.filter((w) => w.body.text.includes(id));
   await eventually('wake', async () => (mine().length ? true : undefined), POLL);
-  await sleep(1500); // nothing more arrives
+  // One wake delivery from the restarted run, and it has finished: nothing more arrives.
+  expect(await wakesSettled(id)).toBe(1);
   expect(mine()).toHaveLength(1);
   expect(mine()[0].headers.authorization).toBe('Bearer sweep-wake-token');
   expect(mine()[0].headers['idempotency-key']).toBe(last.transition_id);

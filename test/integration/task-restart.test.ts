@@ -10,6 +10,8 @@ import { fakeServer, FakeServer, protocolAnswer } from '../support/fake-services
 
 /** A test worker whose task requests may reach the local stand-in agent; killed after each test. */
 const startWorker = (taskQueue: string) => spawnWorker(taskQueue, { env: { OUTBOUND_ALLOW: '127.0.0.1' }, onSpawn: (w) => workers.push(w) });
+/** The first time on a grid of `stepMs` (aligned to the epoch, as the tasks' grids are) after `ms`. */
+const nextOnGrid = (ms: number, stepMs: number) => Math.floor(ms / stepMs) * stepMs + stepMs;
 const kill = (w: ChildProcess) =>
   w.exitCode !== null || w.signalCode !== null
     ? Promise.resolve()
@@ -59,7 +61,9 @@ test('SIGKILL of the worker mid-run: every fire time is run or skipped exactly o
   expect(created.status).toBe(201);
   await eventually(async () => (await runs(id)).some((r) => r.status === 'running'), { timeoutMs: 10_000, stepMs: 50 });
   await kill(w);
-  await new Promise((r) => setTimeout(r, 3000));
+  // Down until a fire time of the 2-second grid has passed with no worker (and the killed run's attempt is lost mid-way).
+  const firstWhileDown = nextOnGrid(Date.now(), 2000);
+  await eventually('a fire time to pass while no worker runs', () => Date.now() > firstWhileDown + 1000, { timeoutMs: 5_000, stepMs: 50 });
   w = await startWorker(q);
   const upAt = Date.now();
   // Firing goes on after the restart: wait for a run scheduled after it to succeed, then stop the task.
@@ -98,7 +102,9 @@ test.each([
   await eventually(async () => (await runs(id)).some((r) => r.status === 'success'), 10_000);
   await kill(w);
   const downAt = Date.now();
-  await new Promise((r) => setTimeout(r, 8000));
+  // Down for six fire times of the 1-second grid (well past the grace of 1 s): at least four are missed beyond it.
+  const sixthWhileDown = nextOnGrid(downAt, 1000) + 5000;
+  await eventually('six fire times to pass while no worker runs', () => Date.now() > sixthWhileDown + 500, { timeoutMs: 10_000, stepMs: 50 });
   w = await startWorker(q);
   const upAt = Date.now();
   await eventually(async () => (await runs(id)).some((r) => Date.parse(r.scheduled_at) > upAt + 2000), 30_000);

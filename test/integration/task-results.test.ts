@@ -8,6 +8,7 @@
 import type { CallRequest, TimekeeperClient } from '../../api/client';
 import { refusal, startTestSystem, TestSystem, uid, eventually } from '../support';
 import { fakeOpenClawGateway, fakeServers, protocolAnswer } from '../support/fake-services';
+import { runStateQuery } from '../../workflows/tasks/messages';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
@@ -43,8 +44,8 @@ test('webhook 202: the result posted to result_url completes the run with that a
   await eventually(async () => agent.received.length === 1);
   const ctx = JSON.parse(agent.received[0].body);
   expect(ctx.result_url).toBe(`${sys.baseUrl}/v1/runs/${encodeURIComponent(ctx.run_id)}/result`);
-  // The run waits: no outcome yet, nothing delivered.
-  await new Promise((r) => setTimeout(r, 500));
+  // The run waits (it took the 202 in): no outcome yet, nothing delivered.
+  await eventually('the run to wait for its result', async () => (await sys.client.workflow.getHandle(ctx.run_id).query(runStateQuery)).status === 'waiting');
   expect((await tk.runs.get(ctx.run_id)).status).toBe('running');
   expect(hook.received).toHaveLength(0);
 

@@ -6,18 +6,16 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalize } from '../../lib/domain/canonical-json';
-import { refusal, uniqueSessionId, sleep, useTestSystem } from '../support';
+import { refusal, uniqueSessionId, useTestSystem, eventually } from '../support';
 
 const t = useTestSystem();
 
-async function sessionEvents(sid: string, want: number) {
-  const end = Date.now() + 15_000;
-  for (;;) {
+/** The session's INTENT_TRANSITION events once there are at least `want`. */
+const sessionEvents = (sid: string, want: number) =>
+  eventually(`${want} INTENT_TRANSITION events in ${sid}`, async () => {
     const r = await t.tk.events(sid, { types: 'INTENT_TRANSITION', limit: 100 });
-    if (r.events.length >= want || Date.now() > end) return r.events;
-    await sleep(100);
-  }
-}
+    return r.events.length >= want ? r.events : undefined;
+  }, { stepMs: 100, errors: 'throw' });
 
 test('every transition of a linked intent is in the session chain, in order, with a digest of its data; the chain verifies', async () => {
   const sid = uniqueSessionId('intent_link');
@@ -26,8 +24,7 @@ test('every transition of a linked intent is in the session chain, in order, wit
   const created = await t.tk.call('createIntent', { body: { event_id: id, domain: 'code', action: 'rename-UserService', session_id: sid, ttl_s: 1 } });
   expect(created.status).toBe(201);
   // The TTL of 1 s expires it (a system transition), then the agent retries and finishes.
-  const end = Date.now() + 15_000;
-  while ((await t.tk.intents.get(id)).status !== 'blocked' && Date.now() < end) await sleep(100);
+  await eventually('the TTL to expire it', async () => (await t.tk.intents.get(id)).status === 'blocked', { stepMs: 100, errors: 'throw' });
   const patch = (body: { status: 'requested' | 'done'; note: string; data?: { files: number } }) => t.tk.call('transitionIntent', { params: { eventId: id }, body });
   expect((await patch({ status: 'requested', note: 'retrying by hand' })).status).toBe(200);
   const done = await patch({ status: 'done', note: 'renamed', data: { files: 3 } });

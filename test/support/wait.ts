@@ -12,6 +12,8 @@ export interface WaitOptions {
   stepMs?: number;
   /** A throw from the check: 'retry' counts it as not yet (the last one is named on timeout), 'throw' fails the wait at once. Default 'retry'. */
   errors?: 'retry' | 'throw';
+  /** More to say when the wait times out (e.g. the output of the process waited on). */
+  detail?: () => string;
 }
 
 /** Not yet: undefined, null or false; anything else is the awaited value. */
@@ -26,7 +28,7 @@ export function eventually<T>(check: Check<T>, opts?: WaitOptions | number): Pro
 export function eventually<T>(what: string, check: Check<T>, opts?: WaitOptions | number): Promise<T>;
 export async function eventually<T>(a: string | Check<T>, b?: Check<T> | WaitOptions | number, c?: WaitOptions | number): Promise<T> {
   const [check, given] = typeof a === 'string' ? [b as Check<T>, { ...asOptions(c), what: a }] : [a, asOptions(b as WaitOptions | number | undefined)];
-  const { what, timeoutMs = 15_000, stepMs = 200, errors = 'retry' } = given;
+  const { what, timeoutMs = 15_000, stepMs = 200, errors = 'retry', detail } = given;
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -39,7 +41,7 @@ export async function eventually<T>(a: string | Check<T>, b?: Check<T> | WaitOpt
     }
     if (Date.now() > deadline) {
       const cause = last instanceof Error ? `: ${last.message}` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what ?? 'the condition'}${cause}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what ?? 'the condition'}${cause}${detail ? `; ${detail()}` : ''}`);
     }
     await sleep(stepMs);
   }

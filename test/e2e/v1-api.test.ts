@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallResponse, TimekeeperClient } from '../../api/client';
-import { refusal, settle, uniqueSessionId, sleep, useTestSystem } from '../support';
+import { eventually, refusal, settle, uniqueSessionId, useTestSystem } from '../support';
 
 const t = useTestSystem();
 
@@ -28,6 +28,12 @@ async function append(sid: string, type: EventType, content: unknown, extra: Omi
   const r = await t.tk.call('appendEvent', { params: { id: sid }, body: { type, content, ...extra } });
   if (r.status !== 201) throw new Error(`append ${type} → ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
+}
+
+/** Appends once the clock has passed `ts` (the previous event's), so the new event has a millisecond of its own. */
+async function appendAfter(ts: number, sid: string, type: EventType, content: unknown) {
+  await eventually('the clock to pass the previous event', () => Date.now() > ts, { stepMs: 1 });
+  return append(sid, type, content);
 }
 
 async function eventRows(sid: string): Promise<number> {
@@ -209,10 +215,10 @@ describe('GET /v1/sessions/:id/events', () => {
   const types: EventType[] = ['USER_INPUT', 'LLM_RESPONSE', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'USER_INPUT', 'TOOL_CALL'];
   beforeAll(async () => {
     sid = await createSession();
+    let last = Date.now(); // not before the create's ts
     for (let i = 0; i < types.length; i++) {
       // Distinct millisecond timestamps, so time-range filters have exact answers.
-      await sleep(3);
-      await append(sid, types[i], { i });
+      last = (await appendAfter(last, sid, types[i], { i })).ts;
     }
   });
 
@@ -425,10 +431,8 @@ describe('GET /v1/sessions/:id/context', () => {
       ['LLM_RESPONSE', { response: '北京今天晴，25度。' }],
       ['USER_INPUT', { input: '谢谢' }],
     ];
-    for (const [type, content] of script) {
-      await sleep(3);
-      await append(sid, type, content);
-    }
+    let last = Date.now();
+    for (const [type, content] of script) last = (await appendAfter(last, sid, type, content)).ts;
     events = await allEvents(sid);
   });
   const ctx = (query: ContextQuery) => t.tk.call('getContext', { params: { id: sid }, query });

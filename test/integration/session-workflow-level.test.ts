@@ -184,7 +184,8 @@ test('a queue longer than the batch bound is cut into batches of at most LIMITS.
   await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
   const n = LIMITS.appendBatchEvents + 50;
   const burst = Array.from({ length: n }, (_, i) => handle.executeUpdate(appendUpdate, { args: [req({ i })] }));
-  await sleep(SETTLE_MS * 2);
+  // The whole burst waits in the workflow's queue behind the held write.
+  await eventually('the burst queued', async () => (await handle.query(stateQuery)).queued === n, POLL);
   hold.open();
   expect((await first).event.seq).toBe(2);
   expectContiguous(await Promise.all(burst), 3);

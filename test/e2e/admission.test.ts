@@ -4,7 +4,7 @@
  * Retry-After and `may_be_stored: false`, after the key check; nothing is stored. No worker
  * runs here, so a create sent to Temporal stays in flight until the write deadline.
  */
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 const KEY = 'admission-test-key-0123456789';
 let sys: TestSystem;

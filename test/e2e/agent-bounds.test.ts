@@ -21,7 +21,7 @@ import { taskSecretsOf } from '../../lib/secrets-key';
 import { SignalStore } from '../../lib/store/signals';
 import { TaskStore } from '../../lib/store/tasks';
 import { followUpCreator } from '../../worker/follow-ups';
-import { startTestSystem, TestSystem, uniqueSessionId, uniqueTaskId } from '../support/system';
+import { startTestSystem, TestSystem, uniqueSessionId, uid, eventually } from '../support';
 
 const KEYS = {
   admin: 'kb-admin-key-0001',
@@ -41,16 +41,6 @@ const listeners: Record<'a' | 'b', string> = { a: '', b: '' };
 const as = (k: keyof typeof KEYS) => sys.tk.with({ apiKey: KEYS[k] });
 const agentOf = (o: 'a' | 'b') => (o === 'a' ? 'agent-a' : 'agent-b');
 
-async function waitFor<T>(what: string, f: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; ; i++) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (i > 600) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 async function fixtures(o: 'a' | 'b'): Promise<void> {
   const admin = as('admin');
   const agent_id = agentOf(o);
@@ -59,8 +49,8 @@ async function fixtures(o: 'a' | 'b'): Promise<void> {
   expect((await admin.raw('POST', `/v1/sessions/${session}/events`, { body: { type: 'USER_INPUT', content: { input: 'hi' } } })).status).toBe(201);
   const intent = `KB-${o.toUpperCase()}-${sfx}`;
   expect((await admin.raw('POST', '/api/events', { body: { event_id: intent, domain: 'kb', action: 'act', agent_id } })).status).toBe(201);
-  const task = uniqueTaskId(`kb-${o}`);
-  const listener = uniqueTaskId(`kb-listen-${o}`);
+  const task = uid(`kb-${o}`);
+  const listener = uid(`kb-listen-${o}`);
   const future = new Date(Date.now() + 86_400_000).toISOString();
   // Digests over each other's runs (a digest may not name itself), so a key bound to the owner may change them.
   const created = await admin.raw('POST', '/v1/tasks', { body: { task_id: task, trigger: { type: 'at', at: future }, agent: { type: 'digest', task_ids: [listener] }, agent_id } });
@@ -68,10 +58,10 @@ async function fixtures(o: 'a' | 'b'): Promise<void> {
   const fired = await admin.raw('POST', `/v1/tasks/${task}/trigger`);
   expect(fired.status).toBe(202);
   const run = (fired.body as { run_id: string }).run_id;
-  await waitFor(`run ${run} to finish`, async () => {
+  await eventually(`run ${run} to finish`, async () => {
     const r = await admin.raw('GET', `/v1/runs/${encodeURIComponent(run)}`);
     return r.status === 200 && ['success', 'failed'].includes((r.body as { status: string }).status) ? true : undefined;
-  });
+  }, { timeoutMs: 30_000, stepMs: 50, errors: 'throw' });
   // A signal sent by a key bound to the owner (no key here is bound to agent-b alone: stored as one would store it).
   const signal = `kb-own-sig-${o}-${sfx}`;
   if (o === 'a') expect((await as('a').raw('POST', '/v1/signals', { body: { name: `kb-own-${sfx}`, signal_id: signal } })).status).toBe(202);
@@ -200,7 +190,7 @@ const CREATE_ID: Record<string, { field: string; in: 'body' | 'query'; owner: st
 
 describe.each(creates)('%s', (name, c) => {
   const spec = CREATE_ID[name];
-  const unique = () => (spec.field === 'event_id' ? `KB-NEW-${sfx}-${Math.random().toString(36).slice(2, 8)}` : spec.field === 'task_id' ? uniqueTaskId('kb-new') : uniqueSessionId('kb_new'));
+  const unique = () => (spec.field === 'event_id' ? `KB-NEW-${sfx}-${Math.random().toString(36).slice(2, 8)}` : spec.field === 'task_id' ? uid('kb-new') : uniqueSessionId('kb_new'));
   function createRequest(id: string, agentId?: string) {
     const base = request(c);
     if (spec.in === 'query') return { ...base, url: `${c.path}?${new URLSearchParams({ [spec.field]: id })}` };
@@ -289,7 +279,7 @@ describe('bounds in detail', () => {
     expect(list.sessions.map((s) => s.session_id)).toContain(sid);
     expect(list.sessions.map((s) => s.session_id)).not.toContain(like);
 
-    const task = uniqueTaskId('kb-team');
+    const task = uid('kb-team');
     const body = { task_id: task, trigger: { type: 'at', at: new Date(Date.now() + 86_400_000).toISOString() }, agent: { type: 'digest', task_ids: [listeners.a] }, agent_id: 'team-b-2' };
     const created = await m.raw('POST', '/v1/tasks', { body });
     expect({ status: created.status, body: created.status === 201 ? null : created.body }).toEqual({ status: 201, body: null });

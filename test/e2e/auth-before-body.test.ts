@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import { routes } from '../../api/routes';
-import { startTestSystem, TestSystem } from '../support/system';
+import { startTestSystem, TestSystem } from '../support';
 
 const KEYS = { gateway: 'gw-key-123456', agent: 'agent-key-1234', auditor: 'audit-key-1234' } as const;
 

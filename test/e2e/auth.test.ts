@@ -9,7 +9,7 @@ import path from 'node:path';
 import { assertSafeBinding, loadKeyStore, Operation } from '../../api/auth';
 import { DomainError } from '../../lib/domain/errors';
 import type { TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 const KEYS = { gateway: 'gw-key-123456', agent: 'agent-key-1234', auditor: 'audit-key-1234', admin: 'admin-key-12345' } as const;
 type Who = keyof typeof KEYS | 'none' | 'wrong';

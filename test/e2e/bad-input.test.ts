@@ -4,8 +4,8 @@
  * no session workflow. Nothing a client sends may produce a 500.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { RawOptions, RawResponse, TimekeeperClient } from '../../api/client';
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import type { RawOptions, TimekeeperClient } from '../../api/client';
+import { startTestSystem, TestSystem, uniqueSessionId, expectProblem } from '../support';
 
 const MAX_CONTENT = 1024;
 let sys: TestSystem;
@@ -24,17 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sys?.stop();
 });
-
-function expectProblem(r: RawResponse, status: number, field: string): void {
-  if (r.status !== status || r.body?.errors?.[0]?.field !== field) {
-    throw new Error(`expected ${status} naming ${field}, got ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
-  }
-  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(r.body.status).toBe(status);
-  expect(r.body.code).toBe(status);
-  expect(typeof r.body.detail).toBe('string');
-  expect(r.body.type).toMatch(/^https:\/\/timekeeper\.dev\/problems\//);
-}
 
 async function counts() {
   const one = async (table: string) =>

@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { PoolClient } from 'pg';
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { startTestSystem, TestSystem, uniqueSessionId, eventually } from '../support';
 import { asDatabaseAttacker } from '../support/db-attacker';
-import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
+import { chatAnswer, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 
 const BIN = path.resolve(__dirname, '../../bin/timekeeper');
 const KEY = 'cli-admin-key-123';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { TimekeeperApiError, TimekeeperClient, TimekeeperClientOptions, TimekeeperContractError } from '../../api/client';
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

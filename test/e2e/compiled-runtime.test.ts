@@ -13,29 +13,29 @@ import path from 'node:path';
 import { TimekeeperClient } from '../../api/client';
 import { freePort } from '../../lib/temporal-server';
 import { startProcessEnv } from '../support/start-env';
-import { uniqueSessionId } from '../support/system';
+import { uniqueSessionId, eventually, type Check } from '../support';
 
 jest.setTimeout(300_000);
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const STAMP = path.join(ROOT, 'dist', 'build-stamp.json');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
 let start: ChildProcess | undefined;
 let output = '';
 let dataDir: string;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 180_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (start?.exitCode != null) throw new Error(`the start process exited with ${start.exitCode} while waiting for ${what}; output:\n${output.slice(-4000)}`);
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output:\n${output.slice(-4000)}`);
-    await sleep(250);
-  }
-}
+/** Polls every 250 ms for up to `ms`, failing at once when the start process has exited; a failure shows its output. */
+const until = <T>(what: string, fn: Check<T>, ms = 180_000): Promise<T> =>
+  eventually(
+    what,
+    async () => {
+      const v = await fn();
+      if (v !== undefined || start?.exitCode == null) return v;
+      throw new Error(`the start process exited with ${start.exitCode} while waiting for ${what}; output:\n${output.slice(-4000)}`);
+    },
+    { timeoutMs: ms, stepMs: 250, errors: 'throw', detail: () => `output:\n${output.slice(-4000)}` },
+  );
 
 beforeAll(() => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-compiled-'));

@@ -11,23 +11,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { startTestSystem, TestSystem } from '../support/system';
+import { startTestSystem, TestSystem, eventually, runScopedId } from '../support';
 import { asDatabaseAttacker } from '../support/db-attacker';
-import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
+import { chatAnswer, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 import { parseCheckpoint } from '../../lib/tlog/checkpoint';
 import { generateCosignerKey } from '../../lib/tlog/cosignature';
 import { noteVerifier, openNote } from '../../lib/tlog/note';
 import { Witness, WitnessStateStore } from '../../lib/tlog/witness';
 import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
 import { parseWitnessList } from '../../lib/tlog/witnessing';
-import { freePort, sessionLogged, eventually as logEventually } from '../support/tlog-e2e';
+import { freePort, LOG_WAIT, sessionLogged } from '../support/tlog-e2e';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = path.resolve(__dirname, '..', '..', 'docs', 'screenshots');
 const VIEWPORT = { width: 1366, height: 860 };
 
-const stamp = `${process.pid}-${Date.now().toString(36)}`;
-const uid = (p: string) => `${p}-${stamp}`;
 
 /** A fresh browser profile in a temp folder, with nothing that reaches the network by itself. */
 async function launch(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
@@ -51,7 +49,7 @@ async function launch(): Promise<{ context: BrowserContext; close: () => Promise
 }
 
 /** Waits until a locator matches exactly `n` elements. */
-const countIs = (loc: Locator, n: number) => eventually(async () => (await loc.count()) === n, 10_000, 100);
+const countIs = (loc: Locator, n: number) => eventually(async () => (await loc.count()) === n, { timeoutMs: 10_000, stepMs: 100 });
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 
@@ -73,13 +71,13 @@ describe('the dashboard against the running system (open API)', () => {
   let page: Page;
   let seen: ReturnType<typeof watch>;
   let workspace: string;
-  const agent = uid('dash-agent');
-  const channel = uid('web');
-  const sessionA = uid('dash-a');
-  const sessionB = uid('dash-b');
-  const domain = uid('mail');
-  const taskId = uid('digest');
-  const tag = uid('dash');
+  const agent = runScopedId('dash-agent');
+  const channel = runScopedId('web');
+  const sessionA = runScopedId('dash-a');
+  const sessionB = runScopedId('dash-b');
+  const domain = runScopedId('mail');
+  const taskId = runScopedId('digest');
+  const tag = runScopedId('dash');
 
   beforeAll(async () => {
     workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-workspace-'));
@@ -106,18 +104,18 @@ describe('the dashboard against the running system (open API)', () => {
     await sys.tk.append(sessionA, { type: 'TOOL_CALL', content: { tool_name: 'calendar.list', params: { day: 'tomorrow', long: 'x'.repeat(400) } } });
     await sys.tk.append(sessionA, { type: 'TOOL_RESULT', content: { tool_name: 'calendar.list', result: ['09:00 stand-up', '14:00 review'] } });
     await sys.tk.append(sessionA, { type: 'LLM_RESPONSE', content: { response: 'Two meetings: stand-up at 9 and a review at 14.' } });
-    await sys.tk.createSession({ session_id: sessionB, agent_id: uid('other-agent'), channel });
+    await sys.tk.createSession({ session_id: sessionB, agent_id: runScopedId('other-agent'), channel });
     await sys.tk.append(sessionB, { type: 'USER_INPUT', content: { input: 'hello' } });
 
     // Intents: requested, in progress, done, blocked with its structured data.
-    await sys.tk.intents.create({ event_id: uid('I-1'), domain, action: 'send-daily-summary', tags: ['automation', 'user-john'], data: { recipient: 'john@example.com' } });
-    await sys.tk.intents.create({ event_id: uid('I-2'), domain, action: 'archive-inbox', tags: ['automation'] });
-    await sys.tk.intents.transition(uid('I-2'), { status: 'in-progress', note: 'archiving 120 mails' });
-    await sys.tk.intents.create({ event_id: uid('I-3'), domain, action: 'send-invoice', tags: ['billing'] });
-    await sys.tk.intents.transition(uid('I-3'), { status: 'in-progress' });
-    await sys.tk.intents.transition(uid('I-3'), { status: 'done', data: { message_id: 'm-1' } });
-    await sys.tk.intents.create({ event_id: uid('I-4'), domain, action: 'send-reminder', tags: ['automation'] });
-    await sys.tk.intents.transition(uid('I-4'), {
+    await sys.tk.intents.create({ event_id: runScopedId('I-1'), domain, action: 'send-daily-summary', tags: ['automation', 'user-john'], data: { recipient: 'john@example.com' } });
+    await sys.tk.intents.create({ event_id: runScopedId('I-2'), domain, action: 'archive-inbox', tags: ['automation'] });
+    await sys.tk.intents.transition(runScopedId('I-2'), { status: 'in-progress', note: 'archiving 120 mails' });
+    await sys.tk.intents.create({ event_id: runScopedId('I-3'), domain, action: 'send-invoice', tags: ['billing'] });
+    await sys.tk.intents.transition(runScopedId('I-3'), { status: 'in-progress' });
+    await sys.tk.intents.transition(runScopedId('I-3'), { status: 'done', data: { message_id: 'm-1' } });
+    await sys.tk.intents.create({ event_id: runScopedId('I-4'), domain, action: 'send-reminder', tags: ['automation'] });
+    await sys.tk.intents.transition(runScopedId('I-4'), {
       status: 'blocked',
       note: 'Failed to connect to SMTP server',
       data: { error: 'Connection timeout after 10s', next_step: 'Retry in 5 minutes.', retry: false, retry_after: '2031-10-27T12:05:00Z' },
@@ -221,7 +219,7 @@ describe('the dashboard against the running system (open API)', () => {
   });
 
   test('a broken chain shows its first broken link', async () => {
-    const id = uid('dash-broken');
+    const id = runScopedId('dash-broken');
     await sys.tk.createSession({ session_id: id, agent_id: agent, channel });
     await sys.tk.append(id, { type: 'USER_INPUT', content: { input: 'pay 10 EUR' } });
     await sys.tk.append(id, { type: 'LLM_RESPONSE', content: { response: 'paid' } });
@@ -243,13 +241,13 @@ describe('the dashboard against the running system (open API)', () => {
     const count = async () => Number(await banner.getAttribute('data-count'));
     expect(await count()).toBe((await sys.tk.intents.stats()).pending);
     expect(await page.locator('#intents-table tbody tr').count()).toBe(4);
-    const lifecycle = page.locator(`#intents-table tr[data-intent="${uid('I-3')}"] .lifecycle`);
+    const lifecycle = page.locator(`#intents-table tr[data-intent="${runScopedId('I-3')}"] .lifecycle`);
     expect((await lifecycle.innerText()).replace(/\s+/g, ' ')).toBe('requested → in-progress → done');
     await shot(page, 'intents');
 
     // One more pending intent: the banner follows.
     const before = await count();
-    await sys.tk.intents.create({ event_id: uid('I-5'), domain, action: 'call-back', tags: ['phone'] });
+    await sys.tk.intents.create({ event_id: runScopedId('I-5'), domain, action: 'call-back', tags: ['phone'] });
     await page.click('#refresh');
     await eventually(async () => (await count()) === before + 1);
     expect(await banner.innerText()).toContain(`${before + 1} pending intents`);
@@ -264,7 +262,7 @@ describe('the dashboard against the running system (open API)', () => {
     await countIs(page.locator('#intents-table tbody tr'), 3);
     expect(page.url()).toContain('pending=1');
     const pendingIds = await page.locator('#intents-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-intent')));
-    expect(pendingIds).toEqual([uid('I-1'), uid('I-2'), uid('I-5')]);
+    expect(pendingIds).toEqual([runScopedId('I-1'), runScopedId('I-2'), runScopedId('I-5')]);
 
     // Filters: status, tags, search.
     await page.goto(`${sys.baseUrl}/#/intents?domain=${domain}`);
@@ -282,7 +280,7 @@ describe('the dashboard against the running system (open API)', () => {
     await countIs(page.locator('#intents-table tbody tr'), 1);
 
     // The blocked one in detail.
-    await page.click(`a[href="#/intents/${uid('I-4')}"]`);
+    await page.click(`a[href="#/intents/${runScopedId('I-4')}"]`);
     await page.waitForSelector('#transitions');
     expect(await page.locator('#transitions tbody tr').count()).toBe(2);
     const blocked = page.locator('#transitions tr[data-seq="2"] .blocked');
@@ -293,8 +291,8 @@ describe('the dashboard against the running system (open API)', () => {
     await shot(page, 'intent-detail');
 
     // A pending one: its expiry is its workflow's expire timer.
-    const detail = await sys.tk.intents.get(uid('I-1'));
-    await page.goto(`${sys.baseUrl}/#/intents/${uid('I-1')}`);
+    const detail = await sys.tk.intents.get(runScopedId('I-1'));
+    await page.goto(`${sys.baseUrl}/#/intents/${runScopedId('I-1')}`);
     await page.waitForSelector('#expiry time');
     expect(detail.workflow.next?.action).toBe('expire');
     expect(await page.locator('#expiry time').getAttribute('datetime')).toBe(new Date(detail.workflow.next!.at).toISOString());
@@ -352,7 +350,7 @@ describe('the dashboard against the running system (open API)', () => {
   });
 
   test('a task made, changed and deleted through the form: the cron preview beside the expression, the API\'s field errors at their fields', async () => {
-    const id = uid('form-task');
+    const id = runScopedId('form-task');
     await page.goto(`${sys.baseUrl}/#/tasks?tag=${tag}`);
     await page.click('#new-task');
     await page.waitForSelector('#task-form');
@@ -458,7 +456,7 @@ describe('the dashboard against the running system (open API)', () => {
   });
 
   test("follow-ups: a run's follow-up task is linked from the run, and the follow-up names its parent run", async () => {
-    const id = uid('handoff');
+    const id = runScopedId('handoff');
     await sys.tk.tasks.create({
       task_id: id,
       tags: [tag],
@@ -482,8 +480,8 @@ describe('the dashboard against the running system (open API)', () => {
   });
 
   test('signals: sent from the page of a task that waits for one, refused at the field, listed with the tasks they reached', async () => {
-    const id = uid('on-deploy');
-    const name = uid('deploy_finished');
+    const id = runScopedId('on-deploy');
+    const name = runScopedId('deploy_finished');
     await sys.tk.tasks.create({
       task_id: id,
       tags: [tag],
@@ -503,9 +501,9 @@ describe('the dashboard against the running system (open API)', () => {
     await page.fill('#signal-form input[name=name]', name);
     await page.fill('#signal-form input[name=value]', '0.07');
     await page.fill('#signal-form textarea[name=values]', '{"host": "web-1"}');
-    await page.fill('#signal-form input[name=signal_id]', uid('sig'));
+    await page.fill('#signal-form input[name=signal_id]', runScopedId('sig'));
     await page.click('#signal-form button[type=submit]');
-    const row = page.locator(`#signals-sent tr[data-signal="${uid('sig')}"]`);
+    const row = page.locator(`#signals-sent tr[data-signal="${runScopedId('sig')}"]`);
     await row.waitFor();
     expect(await row.locator('td.delivered a').innerText()).toBe(id);
     expect(await row.innerText()).toContain('0.07');
@@ -519,7 +517,7 @@ describe('the dashboard against the running system (open API)', () => {
   });
 
   test('stored signals: one sent through the API is listed, newest first, and "More signals" pages on', async () => {
-    const name = uid('stored_sig');
+    const name = runScopedId('stored_sig');
     const ids: string[] = [];
     for (let i = 0; i < 11; i++) ids.push((await sys.tk.signals.send({ name, value: i, signal_id: `${name}-${i}` })).signal_id);
     await page.goto(`${sys.baseUrl}/#/tasks`);
@@ -561,7 +559,7 @@ describe('the dashboard against the running system (open API)', () => {
     await page.goto(`${sys.baseUrl}/#/intents?domain=${domain}`);
     await page.waitForSelector('#intents-table');
     await page.check('#auto-refresh');
-    await sys.tk.intents.create({ event_id: uid('I-6'), domain, action: 'late-arrival' });
+    await sys.tk.intents.create({ event_id: runScopedId('I-6'), domain, action: 'late-arrival' });
     expect(await page.locator('#intents-table tbody tr').count()).toBe(5);
     await page.clock.runFor(31_000);
     await countIs(page.locator('#intents-table tbody tr'), 6);
@@ -608,7 +606,7 @@ describe('the dashboard with API keys configured', () => {
   test('nothing loads without a key: the page asks for one, keeps it in the browser, and then loads', async () => {
     const page = await browser.context.newPage();
     const seen = watch(page, sys.baseUrl);
-    const id = uid('dash-keyed');
+    const id = runScopedId('dash-keyed');
     await sys.tk.with({ apiKey: KEY }).createSession({ session_id: id, agent_id: 'keyed-agent' });
 
     await page.goto(`${sys.baseUrl}/#/sessions?agent_id=keyed-agent`);
@@ -677,11 +675,11 @@ describe('the log badge: signed by the log, then witnessed', () => {
     const page = await browser.context.newPage();
     await page.setViewportSize(VIEWPORT);
     const seen = watch(page, sys.baseUrl);
-    const id = uid('dash-logged');
-    await sys.tk.createSession({ session_id: id, agent_id: uid('log-agent') });
+    const id = runScopedId('dash-logged');
+    await sys.tk.createSession({ session_id: id, agent_id: runScopedId('log-agent') });
     await sys.tk.append(id, { type: 'USER_INPUT', content: { input: 'Is this history witnessed?' } });
     await sys.tk.append(id, { type: 'LLM_RESPONSE', content: { response: 'Once a witness cosigns the checkpoint, yes.' } });
-    await logEventually('the session in a checkpoint', () => sessionLogged(sys, id));
+    await eventually('the session in a checkpoint', () => sessionLogged(sys, id), LOG_WAIT);
     // Other test files may have left a witnessed checkpoint behind (verify would use it): only
     // while verify proves this session against a log-signed one is the badge "signed".
     const v = await sys.tk.verify(id);
@@ -696,10 +694,10 @@ describe('the log badge: signed by the log, then witnessed', () => {
     const logKey = await sys.tk.log.key();
     const origin = parseCheckpoint(openNote(await sys.tk.log.checkpoint(), [noteVerifier(logKey)]).text).origin;
     witness = await startWitnessServer(new Witness({ signerKey: witnessKey.signerKey, logs: [{ origin, verifierKeys: [logKey] }], store: new WitnessStateStore(path.join(stateDir, 'state.json')) }), { host: '127.0.0.1', port });
-    await logEventually('verify to prove the session against a witnessed checkpoint', async () => {
+    await eventually('verify to prove the session against a witnessed checkpoint', async () => {
       const r = await sys.tk.verify(id);
       return r.log.checkpoint?.witnessed && r.log.pending === 0 ? r : undefined;
-    });
+    }, LOG_WAIT);
     // A fresh load (the same hash route again would not re-render).
     await page.goto('about:blank');
     await page.goto(`${sys.baseUrl}/#/sessions/${encodeURIComponent(id)}`);

@@ -4,7 +4,7 @@
  * whose operations carry examples for the docs' "try it out".
  */
 import { routes } from '../../api/routes';
-import { startTestSystem, TestSystem } from '../support/system';
+import { startTestSystem, TestSystem } from '../support';
 
 let sys: TestSystem;
 beforeAll(async () => {

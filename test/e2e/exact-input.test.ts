@@ -3,7 +3,7 @@
  * string or a form body are a 400 naming the field (never replaced with U+FFFD), and a
  * repeated parameter is a 400 that says it is repeated. Nothing is written for either.
  */
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 let sys: TestSystem;
 beforeAll(async () => {

@@ -5,34 +5,25 @@
  * written. A retry of a stored event is answered again whatever its expected_seq says.
  */
 import { randomUUID } from 'node:crypto';
-import type { TimekeeperClient } from '../../api/client';
-import { isRefusal, refusal, settle, startTestSystem, successes, TestSystem, uniqueSessionId } from '../support/system';
+import { isRefusal, refusal, settle, successes, uniqueSessionId, useTestSystem } from '../support';
 
-let sys: TestSystem;
-let tk: TimekeeperClient;
-beforeAll(async () => {
-  sys = await startTestSystem();
-  tk = sys.tk;
-});
-afterAll(async () => {
-  await sys?.stop();
-});
+const t = useTestSystem();
 
 async function newSession(): Promise<string> {
   const id = uniqueSessionId('eseq');
-  expect((await tk.call('createSession', { body: { session_id: id } })).status).toBe(201);
+  expect((await t.tk.call('createSession', { body: { session_id: id } })).status).toBe(201);
   return id;
 }
 
 /** The chain head as the API describes the session. */
 async function head(id: string) {
-  const h = (await tk.session(id)).head;
+  const h = (await t.tk.session(id)).head;
   if (!h) throw new Error(`session ${id} has no head`);
   return h;
 }
 
 async function rows(id: string): Promise<number> {
-  const { rows } = await sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = $1', [id]);
+  const { rows } = await t.sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = $1', [id]);
   return rows[0].n;
 }
 
@@ -51,10 +42,10 @@ describe('expected_seq on POST /v1/sessions/:id/events', () => {
     const id = await newSession();
     const h = await head(id);
     expect(h.seq).toBe(1);
-    const r = await tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { input: 'a' }, expected_seq: 1 } });
+    const r = await t.tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { input: 'a' }, expected_seq: 1 } });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ seq: 2, prev_hash: h.hash, deduplicated: false });
-    const next = await tk.call('appendEvent', { params: { id }, body: { type: 'LLM_RESPONSE', content: { response: 'b' }, expected_seq: 2 } });
+    const next = await t.tk.call('appendEvent', { params: { id }, body: { type: 'LLM_RESPONSE', content: { response: 'b' }, expected_seq: 2 } });
     expect(next.status).toBe(201);
     expect(next.body).toMatchObject({ seq: 3, prev_hash: r.body.hash });
     expect(await rows(id)).toBe(3);
@@ -62,47 +53,47 @@ describe('expected_seq on POST /v1/sessions/:id/events', () => {
 
   test('a stale or future expected_seq is 412 with current_head equal to the real head; nothing is written', async () => {
     const id = await newSession();
-    await tk.append(id, { type: 'USER_INPUT', content: { input: 'a' } });
-    await tk.append(id, { type: 'LLM_RESPONSE', content: { response: 'b' } });
+    await t.tk.append(id, { type: 'USER_INPUT', content: { input: 'a' } });
+    await t.tk.append(id, { type: 'LLM_RESPONSE', content: { response: 'b' } });
     const real = await head(id);
     expect(real.seq).toBe(3);
-    const before = await tk.events(id);
+    const before = await t.tk.events(id);
     for (const expected_seq of [1, 2, 4, 100]) {
-      const r = await refusal(tk.append(id, { type: 'USER_INPUT', content: { input: `stale ${expected_seq}` }, expected_seq }));
+      const r = await refusal(t.tk.append(id, { type: 'USER_INPUT', content: { input: `stale ${expected_seq}` }, expected_seq }));
       expectWrongSeq(r, real);
       expect(r.body.detail).toContain(`${expected_seq}`);
     }
     expect(await rows(id)).toBe(3);
-    expect(await tk.events(id)).toEqual(before);
+    expect(await t.tk.events(id)).toEqual(before);
     expect(await head(id)).toEqual(real);
     // The session is not harmed: the right expected_seq still appends.
-    const ok = await tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { input: 'c' }, expected_seq: 3 } });
+    const ok = await t.tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { input: 'c' }, expected_seq: 3 } });
     expect(ok.status).toBe(201);
     expect(ok.body.seq).toBe(4);
   });
 
   test('a stale expected_seq with a new idempotency key or event id writes nothing either', async () => {
     const id = await newSession();
-    await tk.append(id, { type: 'USER_INPUT', content: { input: 'a' } });
+    await t.tk.append(id, { type: 'USER_INPUT', content: { input: 'a' } });
     const real = await head(id);
-    const keyed = await refusal(tk.append(id, { type: 'USER_INPUT', content: { input: 'x' }, idempotency_key: 'fresh-key', expected_seq: 1 }));
+    const keyed = await refusal(t.tk.append(id, { type: 'USER_INPUT', content: { input: 'x' }, idempotency_key: 'fresh-key', expected_seq: 1 }));
     expectWrongSeq(keyed, real);
-    const withId = await refusal(tk.append(id, { type: 'USER_INPUT', content: { input: 'x' }, event_id: randomUUID(), expected_seq: 1 }));
+    const withId = await refusal(t.tk.append(id, { type: 'USER_INPUT', content: { input: 'x' }, event_id: randomUUID(), expected_seq: 1 }));
     expectWrongSeq(withId, real);
     expect(await rows(id)).toBe(2);
     // Neither key nor id was used up by the refusal: both append now.
-    const later = await tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { input: 'x' }, idempotency_key: 'fresh-key', expected_seq: 2 } });
+    const later = await t.tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { input: 'x' }, idempotency_key: 'fresh-key', expected_seq: 2 } });
     expect(later.status).toBe(201);
   });
 
   test('an idempotent retry of a stored event with a now-stale expected_seq is still 200, deduplicated', async () => {
     const id = await newSession();
     const req = { type: 'TOOL_CALL', content: { tool_name: 'search' }, idempotency_key: 'call-1', expected_seq: 1 } as const;
-    const first = await tk.call('appendEvent', { params: { id }, body: req });
+    const first = await t.tk.call('appendEvent', { params: { id }, body: req });
     expect(first.status).toBe(201);
-    await tk.append(id, { type: 'TOOL_RESULT', content: { result: 'ok' } });
+    await t.tk.append(id, { type: 'TOOL_RESULT', content: { result: 'ok' } });
     for (let i = 0; i < 2; i++) {
-      const retry = await tk.call('appendEvent', { params: { id }, body: req });
+      const retry = await t.tk.call('appendEvent', { params: { id }, body: req });
       expect(retry.status).toBe(200);
       expect(retry.body.deduplicated).toBe(true);
       for (const k of ['event_id', 'seq', 'hash', 'prev_hash', 'ts'] as const) expect(retry.body[k]).toEqual(first.body[k]);
@@ -110,10 +101,10 @@ describe('expected_seq on POST /v1/sessions/:id/events', () => {
     // The same with a client-chosen event id instead of a key.
     const eventId = randomUUID();
     const byId = { type: 'USER_INPUT', content: { input: 'mine' }, event_id: eventId, expected_seq: 3 } as const;
-    const stored = await tk.call('appendEvent', { params: { id }, body: byId });
+    const stored = await t.tk.call('appendEvent', { params: { id }, body: byId });
     expect(stored.status).toBe(201);
-    await tk.append(id, { type: 'LLM_RESPONSE', content: { response: 'after' } });
-    const again = await tk.call('appendEvent', { params: { id }, body: byId });
+    await t.tk.append(id, { type: 'LLM_RESPONSE', content: { response: 'after' } });
+    const again = await t.tk.call('appendEvent', { params: { id }, body: byId });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ deduplicated: true, event_id: eventId, seq: stored.body.seq, hash: stored.body.hash });
     expect(await rows(id)).toBe(5);
@@ -133,14 +124,14 @@ describe('expected_seq on POST /v1/sessions/:id/events', () => {
       [`/v1/sessions/${id}/end`, { reason: 'bye', expected_seq }],
     ] as const) {
       // Raw: the typed client would not let a string through.
-      const r = await tk.raw('POST', path, { body });
+      const r = await t.tk.raw('POST', path, { body });
       expect(r.status).toBe(400);
       expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect(r.body.type).toMatch(/\/validation_error$/);
       expect(r.body.errors?.[0]?.field).toBe('expected_seq');
     }
     expect(await rows(id)).toBe(1);
-    expect((await tk.session(id)).status).toBe('open');
+    expect((await t.tk.session(id)).status).toBe('open');
   });
 
   test('two concurrent appends with the same expected_seq: exactly one 201 and one 412 naming the winner as head', async () => {
@@ -148,7 +139,7 @@ describe('expected_seq on POST /v1/sessions/:id/events', () => {
     for (let round = 0; round < 4; round++) {
       const { seq } = await head(id);
       const results = await Promise.all(
-        ['a', 'b'].map((who) => settle(tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { round, who }, expected_seq: seq } }))),
+        ['a', 'b'].map((who) => settle(t.tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { round, who }, expected_seq: seq } }))),
       );
       expect(results.map((r) => r.status).sort()).toEqual([201, 412]);
       const [won] = successes(results);
@@ -158,27 +149,27 @@ describe('expected_seq on POST /v1/sessions/:id/events', () => {
       expect(lost.body.current_head).toEqual({ seq: won.body.seq, hash: won.body.hash, ts: won.body.ts });
       expect(await rows(id)).toBe(seq + 1);
     }
-    expect((await tk.verify(id)).ok).toBe(true);
+    expect((await t.tk.verify(id)).ok).toBe(true);
   });
 });
 
 describe('expected_seq on POST /v1/sessions/:id/end', () => {
   test('the head seq ends the session (200) and archives it', async () => {
     const id = await newSession();
-    const last = await tk.append(id, { type: 'USER_INPUT', content: { input: 'bye' } });
-    const end = await tk.call('endSession', { params: { id }, body: { reason: 'done', expected_seq: 2 } });
+    const last = await t.tk.append(id, { type: 'USER_INPUT', content: { input: 'bye' } });
+    const end = await t.tk.call('endSession', { params: { id }, body: { reason: 'done', expected_seq: 2 } });
     expect(end.status).toBe(200);
     expect(end.body).toMatchObject({ type: 'SESSION_END', seq: 3, prev_hash: last.hash, content: { reason: 'done' }, deduplicated: false });
-    expect((await tk.session(id)).status).toBe('archived');
+    expect((await t.tk.session(id)).status).toBe('archived');
   });
 
   test('a stale expected_seq is 412 with current_head; the session stays open and nothing is written', async () => {
     const id = await newSession();
-    await tk.append(id, { type: 'USER_INPUT', content: { input: 'still here' } });
+    await t.tk.append(id, { type: 'USER_INPUT', content: { input: 'still here' } });
     const real = await head(id);
-    for (const expected_seq of [1, 3]) expectWrongSeq(await refusal(tk.end(id, { reason: 'too late', expected_seq })), real);
+    for (const expected_seq of [1, 3]) expectWrongSeq(await refusal(t.tk.end(id, { reason: 'too late', expected_seq })), real);
     expect(await rows(id)).toBe(2);
-    const s = await tk.session(id);
+    const s = await t.tk.session(id);
     expect(s.status).toBe('open');
     expect(s.head).toEqual(real);
   });
@@ -186,10 +177,10 @@ describe('expected_seq on POST /v1/sessions/:id/end', () => {
   test('a retried end with a now-stale expected_seq answers the stored SESSION_END again', async () => {
     const id = await newSession();
     const body = { reason: 'done', idempotency_key: 'end-1', expected_seq: 1 } as const;
-    const end = await tk.call('endSession', { params: { id }, body });
+    const end = await t.tk.call('endSession', { params: { id }, body });
     expect(end.status).toBe(200);
-    await sys.client.workflow.getHandle(`session/${id}`).result();
-    const again = await tk.call('endSession', { params: { id }, body });
+    await t.sys.client.workflow.getHandle(`session/${id}`).result();
+    const again = await t.tk.call('endSession', { params: { id }, body });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ deduplicated: true, event_id: end.body.event_id, seq: 2, hash: end.body.hash });
     expect(await rows(id)).toBe(2);
@@ -198,8 +189,8 @@ describe('expected_seq on POST /v1/sessions/:id/end', () => {
   test('an append and an end racing with the same expected_seq: one wins; the other is refused and writes nothing', async () => {
     const id = await newSession();
     const [append, end] = await Promise.all([
-      settle(tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { input: 'race' }, expected_seq: 1 } })),
-      settle(tk.call('endSession', { params: { id }, body: { reason: 'race', expected_seq: 1 } })),
+      settle(t.tk.call('appendEvent', { params: { id }, body: { type: 'USER_INPUT', content: { input: 'race' }, expected_seq: 1 } })),
+      settle(t.tk.call('endSession', { params: { id }, body: { reason: 'race', expected_seq: 1 } })),
     ]);
     const both = [append, end];
     const lost = both.filter(isRefusal);
@@ -220,6 +211,6 @@ describe('expected_seq on POST /v1/sessions/:id/end', () => {
       expect(lost[0].body.type).toMatch(/\/session_archived$/);
     }
     expect(await rows(id)).toBe(2);
-    expect((await tk.session(id)).status).toBe(won === end ? 'archived' : 'open');
+    expect((await t.tk.session(id)).status).toBe(won === end ? 'archived' : 'open');
   });
 });

@@ -5,7 +5,7 @@
  * the same id works right after). Refusals state the rule that failed (api/contract.ts).
  */
 import type { RawResponse, TimekeeperClient } from '../../api/client';
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { RawResponse, TimekeeperClient } from '../../api/client';
 import type { RouteContract } from '../../api/contract';
 import { routes } from '../../api/routes';
-import { startTestSystem, TestSystem } from '../support/system';
+import { startTestSystem, TestSystem } from '../support';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;

@@ -23,7 +23,7 @@ import type { CreateIntentBody } from '../../api/intents/client-helpers';
 import { IntentClient } from '../../clients/intents';
 import { intentWorkflowId } from '../../lib/domain/intents';
 import { createPool } from '../../lib/db';
-import { refusal, startTestSystem, TestSystem, testEnv } from '../support/system';
+import { refusal, startTestSystem, TestSystem, testEnv, uid } from '../support';
 
 let sys: TestSystem;
 beforeAll(async () => {
@@ -33,8 +33,6 @@ afterAll(async () => {
   await sys?.stop();
 });
 
-let n = 0;
-const uid = (prefix: string) => `${prefix}-${process.pid}-${Date.now().toString(36)}-${n++}`;
 const body = (event_id: string, extra: Partial<CreateIntentBody> = {}): CreateIntentBody => ({ event_id, domain: 'idem', action: 'send-report', data: { to: 'a@b', n: 1 }, ...extra });
 const key = (k: string) => ({ headers: { 'idempotency-key': k } });
 async function rows(id: string): Promise<number> {

@@ -5,37 +5,21 @@
  * (the crash-resume scenarios of the OML article), list filters, detail, verify, stats,
  * health, dedupe, and bad input.
  */
-import type { CallRequest, RawResponse, TimekeeperClient } from '../../api/client';
+import type { CallRequest } from '../../api/client';
 import type { CreateIntentBody } from '../../api/intents/client-helpers';
-import { refusal, settle, startTestSystem, TestSystem } from '../support/system';
+import { refusal, settle, uid, expectProblem, useTestSystem } from '../support';
 
-let sys: TestSystem;
-let tk: TimekeeperClient;
-beforeAll(async () => {
-  sys = await startTestSystem();
-  tk = sys.tk;
-});
-afterAll(async () => {
-  await sys?.stop();
-});
+const t = useTestSystem();
 
 const HEX64 = /^[0-9a-f]{64}$/;
-let n = 0;
-const uid = (prefix: string) => `${prefix}-${process.pid}-${Date.now().toString(36)}-${n++}`;
 
-const create = (body: Partial<CreateIntentBody> & { event_id: string }) => tk.intents.create({ domain: 'test', action: 'do-something', ...body });
-const post = (body: CreateIntentBody) => tk.call('createIntent', { body });
-const patch = (id: string, body: CallRequest<'transitionIntent'>['body']) => tk.call('transitionIntent', { params: { eventId: id }, body });
-const pending = (query: CallRequest<'pendingIntents'>['query'] = {}) => tk.call('pendingIntents', { query });
+const create = (body: Partial<CreateIntentBody> & { event_id: string }) => t.tk.intents.create({ domain: 'test', action: 'do-something', ...body });
+const post = (body: CreateIntentBody) => t.tk.call('createIntent', { body });
+const patch = (id: string, body: CallRequest<'transitionIntent'>['body']) => t.tk.call('transitionIntent', { params: { eventId: id }, body });
+const pending = (query: CallRequest<'pendingIntents'>['query'] = {}) => t.tk.call('pendingIntents', { query });
 
-/** A refusal sent raw (a body the contract's types do not allow): a problem of `status`. */
-function expectProblem(r: RawResponse, status: number): void {
-  expect(r.status).toBe(status);
-  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(r.body.status).toBe(status);
-}
 async function rows(id: string): Promise<number> {
-  const { rows: r } = await sys.pool.query('SELECT count(*)::int AS n FROM intent_transitions WHERE event_id = $1', [id]);
+  const { rows: r } = await t.sys.pool.query('SELECT count(*)::int AS n FROM intent_transitions WHERE event_id = $1', [id]);
   return r[0].n;
 }
 
@@ -68,13 +52,13 @@ describe('POST /api/events', () => {
     expect(r.body.hash).toMatch(HEX64);
     expect(await rows(id)).toBe(1);
     // The answer is built from the stored transition, not read back: it must equal what a read shows.
-    const { transitions: _t, workflow: _w, ...read } = await tk.intents.get(id);
+    const { transitions: _t, workflow: _w, ...read } = await t.tk.intents.get(id);
     expect(r.body).toEqual({ ...read, deduplicated: false });
   });
 
   test('the /api/events/log alias creates too', async () => {
     const id = uid('LOG');
-    const r = await tk.call('createIntentLog', { body: { event_id: id, domain: 'ops', action: 'deploy' } });
+    const r = await t.tk.call('createIntentLog', { body: { event_id: id, domain: 'ops', action: 'deploy' } });
     expect(r.status).toBe(201);
     expect(r.body.status).toBe('requested');
   });
@@ -92,12 +76,12 @@ describe('POST /api/events', () => {
   test('unknown fields are ignored, not refused (as in OML), on create and on transition', async () => {
     const id = uid('EXTRA');
     // Not in the contract's types: sent raw.
-    const c = await tk.raw('POST', '/api/events', { body: { event_id: id, domain: 'test', action: 'x', priority: 'high' } });
+    const c = await t.tk.raw('POST', '/api/events', { body: { event_id: id, domain: 'test', action: 'x', priority: 'high' } });
     expect(c.status).toBe(201);
     expect(c.body.priority).toBeUndefined();
-    const t = await tk.raw('PATCH', `/api/events/${id}/status`, { body: { status: 'done', reason: 'extra' } });
-    expect(t.status).toBe(200);
-    expect(t.body.status).toBe('done');
+    const done = await t.tk.raw('PATCH', `/api/events/${id}/status`, { body: { status: 'done', reason: 'extra' } });
+    expect(done.status).toBe(200);
+    expect(done.body.status).toBe('done');
     expect(await rows(id)).toBe(2);
   });
 
@@ -122,7 +106,7 @@ describe('POST /api/events', () => {
     [{ event_id: 'OK-9', domain: 'x', action: 'y', status: 'blocked', data: { error: 'e', next_step: 'n', retry_after: 'tomorrow' } }, 'data.retry_after'],
     [{ event_id: 'OK-10', domain: 'x', action: 'y', session_id: 'no such session!' }, 'session_id'],
   ] as [Record<string, unknown>, string][])('bad input %j → 400 naming %s; nothing written', async (body, field) => {
-    const r = await tk.raw('POST', '/api/events', { body });
+    const r = await t.tk.raw('POST', '/api/events', { body });
     expectProblem(r, 400);
     expect(r.body.errors.map((e: { field: string }) => e.field)).toContain(field);
     if (typeof body.event_id === 'string' && body.event_id.startsWith('OK-')) expect(await rows(body.event_id)).toBe(0);
@@ -164,14 +148,14 @@ describe('PATCH /api/events/:eventId/status: the state machine', () => {
     expect(c.body.type).toMatch(/invalid_transition$/);
     expect(await rows(id)).toBe(3);
 
-    const d = await tk.call('getIntent', { params: { eventId: id } });
+    const d = await t.tk.call('getIntent', { params: { eventId: id } });
     expect(d.status).toBe(200);
     expect(d.body.transitions.map((t) => [t.from, t.to])).toEqual([
       [null, 'requested'],
       ['requested', 'in-progress'],
       ['in-progress', 'done'],
     ]);
-    const v = await tk.call('verifyIntent', { params: { eventId: id } });
+    const v = await t.tk.call('verifyIntent', { params: { eventId: id } });
     expect(v.body).toMatchObject({ ok: true, checked: 3, head_seq: 3, header_ok: true });
   });
 
@@ -224,8 +208,8 @@ describe('PATCH /api/events/:eventId/status: the state machine', () => {
     expect(done.body).toMatchObject({ status: 'done', lifecycle: ['requested', 'blocked', 'done'], deduplicated: false });
     expect(done.body.transition).toMatchObject({ from: 'blocked', to: 'done', seq: 3 });
     expect(await rows(id)).toBe(3);
-    expect((await tk.call('verifyIntent', { params: { eventId: id } })).body).toMatchObject({ ok: true, checked: 3 });
-    expect((await tk.intents.pending()).some((i) => i.event_id === id)).toBe(false);
+    expect((await t.tk.call('verifyIntent', { params: { eventId: id } })).body).toMatchObject({ ok: true, checked: 3 });
+    expect((await t.tk.intents.pending()).some((i) => i.event_id === id)).toBe(false);
   });
 
   test('unknown intent is 404; bad status and bad blocked data are 400 naming the field', async () => {
@@ -233,13 +217,13 @@ describe('PATCH /api/events/:eventId/status: the state machine', () => {
     const id = uid('BADPATCH');
     await create({ event_id: id });
     const path = `/api/events/${encodeURIComponent(id)}/status`;
-    const a = await tk.raw('PATCH', path, { body: { status: 'complete' } });
+    const a = await t.tk.raw('PATCH', path, { body: { status: 'complete' } });
     expectProblem(a, 400);
     expect(a.body.errors[0].field).toBe('status');
     const b = await refusal(patch(id, { status: 'blocked', data: { error: 'x', next_step: 'y', retry: 'yes' } }));
     expect(b.status).toBe(400);
     expect(b.body.errors?.[0]?.field).toBe('data.retry');
-    const c = await tk.raw('PATCH', path, { body: {} });
+    const c = await t.tk.raw('PATCH', path, { body: {} });
     expectProblem(c, 400);
     expect(c.body.errors[0].field).toBe('status');
     expect(await rows(id)).toBe(1);
@@ -248,7 +232,7 @@ describe('PATCH /api/events/:eventId/status: the state machine', () => {
   test('a PATCH after the workflow closed still works and is checked against the stored state', async () => {
     const id = uid('CLOSED');
     await create({ event_id: id, status: 'done' });
-    const handle = sys.client.workflow.getHandle(`intent/${id}`);
+    const handle = t.sys.client.workflow.getHandle(`intent/${id}`);
     await handle.result();
     const r = await refusal(patch(id, { status: 'in-progress' }));
     expect(r.status).toBe(409);
@@ -300,7 +284,7 @@ describe('pending, list, stats, health', () => {
     await create({ event_id: `${domain}-b`, domain, action: 'write-code', tags: ['x'] });
     await create({ event_id: `${domain}-c`, domain, action: 'search-web', tags: ['y'] });
     await patch(`${domain}-b`, { status: 'done', note: 'merged the pull request' });
-    const q = (query: CallRequest<'listIntents'>['query'] = {}) => tk.call('listIntents', { query: { domain, ...query } });
+    const q = (query: CallRequest<'listIntents'>['query'] = {}) => t.tk.call('listIntents', { query: { domain, ...query } });
     const ids = async (query: CallRequest<'listIntents'>['query']) => (await q(query)).body.events.map((e) => e.event_id);
     expect((await q()).body.total).toBe(3);
     expect(await ids({ tags: 'x,y' })).toEqual([`${domain}-a`]);
@@ -318,7 +302,7 @@ describe('pending, list, stats, health', () => {
     const domain = uid('stats').toLowerCase();
     await create({ event_id: `${domain}-1`, domain });
     await create({ event_id: `${domain}-2`, domain, status: 'done' });
-    const s = await tk.call('intentStats');
+    const s = await t.tk.call('intentStats');
     expect(s.status).toBe(200);
     expect(s.body.by_domain[domain]).toBe(2);
     expect(s.body.by_status.done).toBeGreaterThanOrEqual(1);
@@ -326,7 +310,7 @@ describe('pending, list, stats, health', () => {
   });
 
   test('GET /api/health reports database, Temporal and the database URL without its password', async () => {
-    const h = await tk.call('omlHealth');
+    const h = await t.tk.call('omlHealth');
     expect(h.status).toBe(200);
     expect(h.body).toMatchObject({ status: 'ok', database: 'ok', temporal: 'ok', read_only: false });
     expect(h.body.db_path).toMatch(/^postgres/);
@@ -363,13 +347,13 @@ describe('dedupe_key', () => {
     const results = await Promise.all(Array.from({ length: 6 }, () => settle(post({ event_id: uid('RACE'), domain: 'test', action: 'x', dedupe_key: key }))));
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(5);
-    const { rows: r } = await sys.pool.query('SELECT count(*)::int AS n FROM intents WHERE dedupe_key = $1', [key]);
+    const { rows: r } = await t.sys.pool.query('SELECT count(*)::int AS n FROM intents WHERE dedupe_key = $1', [key]);
     expect(r[0].n).toBe(1);
   });
 });
 
 test('the OpenAPI document lists the OML routes', async () => {
-  const r = await tk.call('openapi');
+  const r = await t.tk.call('openapi');
   const paths = r.body.paths as Record<string, any>;
   expect(Object.keys(paths)).toEqual(expect.arrayContaining(['/api/events', '/api/events/log', '/api/events/{eventId}/status', '/api/events/pending', '/api/events/{eventId}', '/api/events/{eventId}/verify', '/api/stats', '/api/health']));
   expect(paths['/api/events'].post.requestBody.content['application/json'].schema.properties.event_id).toBeDefined();

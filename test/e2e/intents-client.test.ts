@@ -5,10 +5,8 @@
  */
 import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import { recover, withIntent } from '../../api/intents/client-helpers';
-import { startTestSystem, TestSystem } from '../support/system';
+import { startTestSystem, TestSystem, uid, eventually } from '../support';
 
-let n = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${n++}`;
 
 describe('tk.intents on the wire', () => {
   test('each method calls its route: method, path with the id encoded, query and JSON body', async () => {
@@ -102,7 +100,8 @@ describe('against the running API', () => {
     const domain = uid('recover').toLowerCase();
     const old = `${domain}-old`;
     await tk.intents.create({ event_id: old, domain, action: 'stale' });
-    await new Promise((r) => setTimeout(r, 1100));
+    // Old once the server counts it older than 1 s (what recover's expireOlderThanS asks it).
+    await eventually('the first intent to be older than 1 s', async () => (await tk.intents.pending({ domain, older_than: 1 })).some((i) => i.event_id === old), { stepMs: 50 });
     const fresh = `${domain}-fresh`;
     await tk.intents.create({ event_id: fresh, domain, action: 'fresh' });
     // A pending intent whose dedupe key a done intent also holds: it was blocked (freeing the key)

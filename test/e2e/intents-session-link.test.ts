@@ -6,39 +6,26 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalize } from '../../lib/domain/canonical-json';
-import type { TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { refusal, uniqueSessionId, useTestSystem, eventually } from '../support';
 
-let sys: TestSystem;
-let tk: TimekeeperClient;
-beforeAll(async () => {
-  sys = await startTestSystem();
-  tk = sys.tk;
-});
-afterAll(async () => {
-  await sys?.stop();
-});
+const t = useTestSystem();
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function sessionEvents(sid: string, want: number) {
-  const end = Date.now() + 15_000;
-  for (;;) {
-    const r = await tk.events(sid, { types: 'INTENT_TRANSITION', limit: 100 });
-    if (r.events.length >= want || Date.now() > end) return r.events;
-    await sleep(100);
-  }
-}
+/** The session's INTENT_TRANSITION events once there are at least `want`. */
+const sessionEvents = (sid: string, want: number) =>
+  eventually(`${want} INTENT_TRANSITION events in ${sid}`, async () => {
+    const r = await t.tk.events(sid, { types: 'INTENT_TRANSITION', limit: 100 });
+    return r.events.length >= want ? r.events : undefined;
+  }, { stepMs: 100, errors: 'throw' });
 
 test('every transition of a linked intent is in the session chain, in order, with a digest of its data; the chain verifies', async () => {
   const sid = uniqueSessionId('intent_link');
-  expect((await tk.call('createSession', { body: { session_id: sid } })).status).toBe(201);
+  expect((await t.tk.call('createSession', { body: { session_id: sid } })).status).toBe(201);
   const id = `LINK-${process.pid}-${Date.now()}`;
-  const created = await tk.call('createIntent', { body: { event_id: id, domain: 'code', action: 'rename-UserService', session_id: sid, ttl_s: 1 } });
+  const created = await t.tk.call('createIntent', { body: { event_id: id, domain: 'code', action: 'rename-UserService', session_id: sid, ttl_s: 1 } });
   expect(created.status).toBe(201);
   // The TTL of 1 s expires it (a system transition), then the agent retries and finishes.
-  const end = Date.now() + 15_000;
-  while ((await tk.intents.get(id)).status !== 'blocked' && Date.now() < end) await sleep(100);
-  const patch = (body: { status: 'requested' | 'done'; note: string; data?: { files: number } }) => tk.call('transitionIntent', { params: { eventId: id }, body });
+  await eventually('the TTL to expire it', async () => (await t.tk.intents.get(id)).status === 'blocked', { stepMs: 100, errors: 'throw' });
+  const patch = (body: { status: 'requested' | 'done'; note: string; data?: { files: number } }) => t.tk.call('transitionIntent', { params: { eventId: id }, body });
   expect((await patch({ status: 'requested', note: 'retrying by hand' })).status).toBe(200);
   const done = await patch({ status: 'done', note: 'renamed', data: { files: 3 } });
   expect(done.status).toBe(200);
@@ -51,19 +38,19 @@ test('every transition of a linked intent is in the session chain, in order, wit
     ['blocked', 'requested', 'agent'],
     ['requested', 'done', 'agent'],
   ]);
-  const detail = await tk.intents.get(id);
+  const detail = await t.tk.intents.get(id);
   const last = events[3];
   expect(last.content).toMatchObject({ event_id: id, action: 'rename-UserService', seq: 4, note: 'renamed', transition_hash: detail.hash });
   expect(content(last).data_sha256).toBe(createHash('sha256').update(canonicalize({ files: 3 })).digest('hex'));
   // The session event id is the transition id: a retried link is answered, never doubled.
   expect(last.event_id).toBe(detail.transitions[3].transition_id);
 
-  const v = await tk.call('verifySession', { params: { id: sid } });
+  const v = await t.tk.call('verifySession', { params: { id: sid } });
   expect(v.status).toBe(200);
   expect(v.body.ok).toBe(true);
   expect(v.body.checked).toBe(5);
 
-  const ctx = await tk.call('getContext', { params: { id: sid } });
+  const ctx = await t.tk.call('getContext', { params: { id: sid } });
   expect(ctx.status).toBe(200);
   expect(ctx.body.text).toContain(`Intent ${id} (rename-UserService): new → requested`);
   expect(ctx.body.text).toContain(`Intent ${id} (rename-UserService): requested → blocked: expired: still requested after its time-to-live of 1 s (by Timekeeper)`);
@@ -72,9 +59,9 @@ test('every transition of a linked intent is in the session chain, in order, wit
 
 test('callers cannot append INTENT_TRANSITION themselves', async () => {
   const sid = uniqueSessionId('intent_forge');
-  await tk.createSession({ session_id: sid });
-  const r = await refusal(tk.append(sid, { type: 'INTENT_TRANSITION', content: { event_id: 'X', from: 'requested', to: 'done' } }));
+  await t.tk.createSession({ session_id: sid });
+  const r = await refusal(t.tk.append(sid, { type: 'INTENT_TRANSITION', content: { event_id: 'X', from: 'requested', to: 'done' } }));
   expect(r.status).toBe(400);
   expect(r.body.errors?.[0]?.field).toBe('type');
-  expect((await tk.events(sid)).events.map((e) => e.type)).toEqual(['SESSION_CREATE']);
+  expect((await t.tk.events(sid)).events.map((e) => e.type)).toEqual(['SESSION_CREATE']);
 });

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { refusal, startTestSystem, TestSystem } from '../support/system';
+import { refusal, startTestSystem, TestSystem } from '../support';
 
 const SECRET = 'TOP-SECRET-outside-the-artifacts-folder';
 let ws: string;

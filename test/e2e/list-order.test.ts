@@ -5,8 +5,8 @@
  * made; cursors from before lists took an order still continue the order they came from.
  */
 import type { TimekeeperClient } from '../../api/client';
-import { startTestSystem, TestSystem } from '../support/system';
-import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
+import { startTestSystem, TestSystem, eventually } from '../support';
+import { chatAnswer, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;

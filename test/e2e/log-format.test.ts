@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../lib/temporal-server';
 import { startProcessEnv } from '../support/start-env';
-import { eventually } from '../support/fake-services';
+import { eventually } from '../support';
 
 jest.setTimeout(180_000);
 
@@ -54,7 +54,7 @@ async function startApi(onTerminal: boolean): Promise<{ output: () => string; st
   await eventually(async () => {
     if (child.exitCode !== null) throw new Error(`the API exited with ${child.exitCode}:\n${out.slice(-3000)}`);
     return fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-  }, 120_000, 250);
+  }, { timeoutMs: 120_000, stepMs: 250 });
   // A request, so its request log line (carrying this id) is among the output too.
   await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { 'x-request-id': PROBE } });
   return {

@@ -12,7 +12,7 @@ import { loadKeyStore } from '../../api/auth';
 import { routes } from '../../api/routes';
 import { createPool } from '../../lib/db';
 import { freePort } from '../../lib/temporal-server';
-import { startTestSystem, TestSystem, testEnv } from '../support/system';
+import { startTestSystem, TestSystem, testEnv } from '../support';
 
 let sys: TestSystem;
 let base: string;

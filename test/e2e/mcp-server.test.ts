@@ -10,8 +10,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { TimekeeperApiError, type TimekeeperClient } from '../../api/client';
 import { timekeeperTools } from '../../api/tools';
-import { eventually, fakeServers, protocolAnswer, type FakeServer } from '../support/fake-services';
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { fakeServers, protocolAnswer, type FakeServer } from '../support/fake-services';
+import { eventually, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 const ROOT = path.resolve(__dirname, '../..');
 const AGENT = 'mcp-agent-key-0123456789';

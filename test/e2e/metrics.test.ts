@@ -3,8 +3,8 @@
  * admin scope, and its key series move when an append, an intent transition and a task run
  * happen on the real system.
  */
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
-import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
+import { startTestSystem, TestSystem, uniqueSessionId, eventually } from '../support';
+import { chatAnswer, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 
 const ADMIN = 'metrics-admin-key';
 const AUDITOR = 'metrics-auditor-key';

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalize } from '../../lib/domain/canonical-json';
 import { callTool } from '../../integrations/mcp/server';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 import { asDatabaseAttacker } from '../support/db-attacker';
 
 const PAST_S = 3600;

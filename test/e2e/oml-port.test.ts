@@ -10,7 +10,7 @@ import { loadKeyStore } from '../../api/auth';
 import { TimekeeperClient } from '../../api/client';
 import { listenApi, type ApiListeners } from '../../api/listen';
 import { freePort } from '../../lib/temporal-server';
-import { startTestSystem, TestSystem, refusal } from '../support/system';
+import { startTestSystem, TestSystem, refusal } from '../support';
 
 const AGENT = 'oml-port-agent-key-0123456789';
 let sys: TestSystem;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { RouteContract } from '../../api/contract';
 import { routes } from '../../api/routes';
 import { validateOpenApi } from '../support/openapi';
-import { startTestSystem, TestSystem } from '../support/system';
+import { startTestSystem, TestSystem } from '../support';
 
 type Json = any;
 

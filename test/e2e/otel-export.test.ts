@@ -8,11 +8,13 @@
 import { metrics } from '../../lib/metrics';
 import { spanIdOf, traceIdOf } from '../../lib/otel/session-spans';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
-import { waitFor } from '../support/fake-activities';
-import { startTestSystem, type TestSystem } from '../support/system';
+import { startTestSystem, type TestSystem, eventually, type WaitOptions } from '../support';
 
 jest.setTimeout(120_000);
 
+/** Waiting on what the stand-in collector received (checked every 20 ms) and on the metrics (every 50 ms); a failing check fails the wait. */
+const SPANS: WaitOptions = { timeoutMs: 10_000, stepMs: 20, errors: 'throw' };
+const SCRAPE: WaitOptions = { timeoutMs: 30_000, stepMs: 50, errors: 'throw' };
 let sys: TestSystem;
 let rx: OtlpReceiver;
 
@@ -50,7 +52,7 @@ test('a session becomes one trace of invoke_agent, chat and execute_tool spans w
   const at = (seq: number) => events.find((e) => e.seq === seq)!.ts;
 
   // 2 turns, 2 chats, 2 tool calls.
-  const spans = await waitFor('the session trace', () => spansOf(sid).length >= 6 && spansOf(sid), 60_000);
+  const spans = await eventually('the session trace', () => spansOf(sid).length >= 6 && spansOf(sid), { ...SPANS, timeoutMs: 60_000 });
   expect(spans).toHaveLength(6);
   const trace = traceIdOf(sid);
   for (const s of spans) {
@@ -90,7 +92,7 @@ test('a session becomes one trace of invoke_agent, chat and execute_tool spans w
   expect([chat1.startMs, chat1.endMs]).toEqual([at(4), at(5)]);
   expect(new Set(spans.map((s) => s.spanId)).size).toBe(6);
   // The activity counts a batch once the collector has answered, just after the receiver saw it.
-  await waitForAsync(async () => ((await metrics.otelSpansExported.get()).values[0]?.value ?? 0) >= 6);
+  await eventually(async () => ((await metrics.otelSpansExported.get()).values[0]?.value ?? 0) >= 6, SCRAPE);
 });
 
 test('intent transitions linked to a session are spans of the turn they happened in', async () => {
@@ -101,12 +103,12 @@ test('intent transitions linked to a session are spans of the turn they happened
   const eventId = `REPORT-${Date.now()}`;
   await tk.intents.create({ event_id: eventId, domain: 'reporting', action: 'send-report', session_id: sid });
   await tk.intents.transition(eventId, { status: 'in-progress' });
-  const linked = await waitForAsync(async () => {
+  const linked = await eventually(async () => {
     const ev = (await tk.events(sid, { limit: 100 })).events.filter((e) => e.type === 'INTENT_TRANSITION');
     return ev.length === 2 && ev;
-  });
+  }, SCRAPE);
   await tk.end(sid, { reason: 'done' });
-  const spans = await waitFor('the intent spans and the turn', () => spansOf(sid).length >= 3 && spansOf(sid), 60_000);
+  const spans = await eventually('the intent spans and the turn', () => spansOf(sid).length >= 3 && spansOf(sid), { ...SPANS, timeoutMs: 60_000 });
   const turn = byName(spans, 'invoke_agent agent-otel')[0];
   const requested = byName(spans, 'intent requested')[0];
   const progress = byName(spans, 'intent in-progress')[0];
@@ -118,10 +120,10 @@ test('intent transitions linked to a session are spans of the turn they happened
   // in-progress spans the time the intent was requested: from the first transition to the second.
   expect([progress.startMs, progress.endMs]).toEqual([linked[0].ts, linked[1].ts]);
   // Temporal's own spans (interceptors): the activity that linked the transition to the session, and the worker client's update it sent.
-  const temporal = await waitFor('Temporal spans', () => {
+  const temporal = await eventually('Temporal spans', () => {
     const t = rx.spans.filter((x) => x.scope === 'timekeeper.temporal');
     return t.some((x) => x.name === 'RunActivity:linkToSession') && t;
-  }, 30_000);
+  }, { ...SPANS, timeoutMs: 30_000 });
   const link = temporal.find((x) => x.name === 'RunActivity:linkToSession')!;
   expect(link.resource['service.name']).toBe('timekeeper-test');
   expect(temporal.some((x) => x.name === 'StartWorkflowUpdate:append' && x.traceId === link.traceId && x.parentSpanId === link.spanId)).toBe(true);
@@ -135,7 +137,7 @@ test("an open session's turn goes out with its answer, not at the next turn, and
   await tk.append(sid, { type: 'USER_INPUT', content: { input: 'still there?' } });
   const answer = await tk.append(sid, { type: 'LLM_RESPONSE', content: { response: 'yes', model: 'm2' } });
   // No next USER_INPUT, no end: the answered turn is exported all the same.
-  const spans = await waitFor('the answered turn', () => spansOf(sid).length >= 2 && spansOf(sid), 60_000);
+  const spans = await eventually('the answered turn', () => spansOf(sid).length >= 2 && spansOf(sid), { ...SPANS, timeoutMs: 60_000 });
   expect(spans.map((s) => s.name).sort()).toEqual(['chat m2', 'invoke_agent']);
   const turn = byName(spans, 'invoke_agent')[0];
   expect(turn.spanId).toBe(spanIdOf(sid, 2, 'invoke_agent'));
@@ -144,7 +146,7 @@ test("an open session's turn goes out with its answer, not at the next turn, and
   // The next turn (never answered) goes out with the end; the first is not sent again.
   await tk.append(sid, { type: 'USER_INPUT', content: { input: 'bye' } });
   await tk.end(sid, { reason: 'bye' });
-  await waitFor('the second turn', () => spansOf(sid).filter((s) => s.name === 'invoke_agent').length >= 2, 60_000);
+  await eventually('the second turn', () => spansOf(sid).filter((s) => s.name === 'invoke_agent').length >= 2, { ...SPANS, timeoutMs: 60_000 });
   expect(spansOf(sid).filter((s) => s.spanId === turn.spanId)).toHaveLength(1);
   expect(spansOf(sid)).toHaveLength(3);
 });
@@ -157,12 +159,12 @@ test("Temporal's workflow spans: the API's client span → RunWorkflow → Start
   // The workflow's RunWorkflow span ends, and is sent, when the session's workflow completes.
   await tk.end(sid, { reason: 'bye' });
   const ofSession = () => rx.spans.filter((x) => x.scope === '@temporalio/interceptor-workflow' && x.attributes.workflowId === `session/${sid}`);
-  const run = await waitFor('RunWorkflow:sessionWorkflow', () => ofSession().find((x) => x.name === 'RunWorkflow:sessionWorkflow'), 60_000);
+  const run = await eventually('RunWorkflow:sessionWorkflow', () => ofSession().find((x) => x.name === 'RunWorkflow:sessionWorkflow'), { ...SPANS, timeoutMs: 60_000 });
   expect(run.attributes).toMatchObject({ workflowType: 'sessionWorkflow', workflowId: `session/${sid}` });
   expect(run.resource['service.name']).toBe('timekeeper-test');
   expect(run.status.code).toBe(1); // SPAN_STATUS_CODE_OK: the interceptor marks a run that completed
   // Its parent is the API's client span that started the workflow (createSession is an update-with-start).
-  const starter = await waitFor('the client span', () => rx.spans.find((x) => x.spanId === run.parentSpanId), 30_000);
+  const starter = await eventually('the client span', () => rx.spans.find((x) => x.spanId === run.parentSpanId), { ...SPANS, timeoutMs: 30_000 });
   expect(starter.name).toBe('UpdateWithStartWorkflow:created');
   expect(starter.scope).toBe('timekeeper.temporal');
   expect(starter.parentSpanId).toBe('');
@@ -170,7 +172,7 @@ test("Temporal's workflow spans: the API's client span → RunWorkflow → Start
   expect(run.startMs).toBeGreaterThanOrEqual(starter.startMs);
   // The workflow's appends (a local activity): StartActivity in the workflow, RunActivity in the worker, one trace.
   const trace = () => rx.spans.filter((x) => x.traceId === run.traceId);
-  const runActivity = await waitFor('RunActivity:appendEvents', () => trace().find((x) => x.name === 'RunActivity:appendEvents'), 30_000);
+  const runActivity = await eventually('RunActivity:appendEvents', () => trace().find((x) => x.name === 'RunActivity:appendEvents'), { ...SPANS, timeoutMs: 30_000 });
   const startActivity = trace().find((x) => x.spanId === runActivity.parentSpanId)!;
   expect(startActivity.name).toBe('StartActivity:appendEvents');
   expect(startActivity.scope).toBe('@temporalio/interceptor-workflow');
@@ -192,27 +194,18 @@ test('a collector outage stalls the export; it resumes at its cursor and sends e
   await tk.append(sid, { type: 'LLM_RESPONSE', content: { response: 'hi', model: 'm1' } });
   await tk.end(sid, { reason: 'bye' });
   // The appends were answered while the collector was down; the exporter is being refused.
-  await waitForAsync(async () => rx.refused > refusedBefore + 1, 60_000);
+  await eventually(async () => rx.refused > refusedBefore + 1, { ...SCRAPE, timeoutMs: 60_000 });
   expect(spansOf(sid)).toHaveLength(0);
-  await waitForAsync(async () => ((await metrics.otelExportFailures.get()).values[0]?.value ?? 0) > failuresBefore);
+  await eventually(async () => ((await metrics.otelExportFailures.get()).values[0]?.value ?? 0) > failuresBefore, SCRAPE);
   rx.down = false;
-  const spans = await waitFor('the spans after the outage', () => spansOf(sid).length >= 2 && spansOf(sid), 60_000);
+  const spans = await eventually('the spans after the outage', () => spansOf(sid).length >= 2 && spansOf(sid), { ...SPANS, timeoutMs: 60_000 });
   // A later session's span arrives only after every batch before it: by then a resend would have shown.
   const probe = `${sid}-later`;
   await tk.createSession({ session_id: probe });
   await tk.append(probe, { type: 'USER_INPUT', content: { input: 'later' } });
   await tk.end(probe, { reason: 'bye' });
-  await waitFor('the later session', () => spansOf(probe).length >= 1, 60_000);
+  await eventually('the later session', () => spansOf(probe).length >= 1, { ...SPANS, timeoutMs: 60_000 });
   expect(spansOf(sid).map((s) => s.name).sort()).toEqual(['chat m1', 'invoke_agent']);
   expect(new Set(spansOf(sid).map((s) => s.spanId)).size).toBe(spans.length);
 });
 
-async function waitForAsync<T>(check: () => Promise<T | false | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

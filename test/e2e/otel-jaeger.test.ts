@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../lib/temporal-server';
 import { traceIdOf } from '../../lib/otel/session-spans';
-import { startTestSystem, type TestSystem } from '../support/system';
+import { startTestSystem, type TestSystem } from '../support';
 
 const JAEGER = process.env.JAEGER_BIN;
 const maybe = JAEGER ? describe : describe.skip;

@@ -4,7 +4,7 @@
  * a write with no worker to take it fails within the write deadline instead of hanging.
  */
 import { SessionStore } from '../../lib/store/sessions';
-import { refusal, settle, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { refusal, settle, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 const systems: TestSystem[] = [];
 afterAll(async () => {

@@ -3,8 +3,7 @@
  * one comes back on the answer, and every log line of that request carries it, down to the
  * writer activities that stored its event or intent transition.
  */
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
-import { eventually } from '../support/fake-services';
+import { startTestSystem, TestSystem, uniqueSessionId, eventually } from '../support';
 
 type Line = Record<string, any>;
 const lines: Line[] = [];

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { routes } from '../../api/routes';
-import { startTestSystem, TestSystem } from '../support/system';
+import { startTestSystem, TestSystem } from '../support';
 
 const CHROMIUM = '/usr/bin/chromium';
 const KEY = 'headers-admin-key';

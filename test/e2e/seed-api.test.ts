@@ -3,28 +3,19 @@
  * irreversibility (SQL UPDATE/DELETE/TRUNCATE refused, append after archive refused) and
  * order.
  */
-import type { TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { refusal, uniqueSessionId, useTestSystem } from '../support';
 
-let sys: TestSystem;
-let tk: TimekeeperClient;
-beforeAll(async () => {
-  sys = await startTestSystem();
-  tk = sys.tk;
-});
-afterAll(async () => {
-  await sys?.stop();
-});
+const t = useTestSystem();
 
 describe('seed endpoints', () => {
   test('init returns timeline_id and the SESSION_CREATE event id; a second init is refused with 400', async () => {
     const sid = uniqueSessionId('test_init');
-    const first = await tk.call('seedInit', { query: { session_id: sid } });
+    const first = await t.tk.call('seedInit', { query: { session_id: sid } });
     expect(first.status).toBe(200);
     expect(first.body.code).toBe(200);
     expect(first.body.data.timeline_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(first.body.data.event_id).toMatch(/^[0-9a-f-]{36}$/);
-    const second = await refusal(tk.call('seedInit', { query: { session_id: sid } }));
+    const second = await refusal(t.tk.call('seedInit', { query: { session_id: sid } }));
     expect(second.status).toBe(400);
     expect(second.body.code).toBe(400);
     expect(second.body.errors?.[0]?.field).toBe('session_id');
@@ -32,10 +23,10 @@ describe('seed endpoints', () => {
 
   test('append returns event_id, timestamp and prev_event_hash chained to the previous event', async () => {
     const sid = uniqueSessionId('test_append');
-    await tk.seed.init(sid);
-    const a = await tk.call('seedAppend', { query: { session_id: sid, event_type: 'USER_INPUT', content: JSON.stringify({ input: '测试不可逆性' }) } });
+    await t.tk.seed.init(sid);
+    const a = await t.tk.call('seedAppend', { query: { session_id: sid, event_type: 'USER_INPUT', content: JSON.stringify({ input: '测试不可逆性' }) } });
     expect(a.status).toBe(200);
-    const b = await tk.call('seedAppend', { query: { session_id: sid, event_type: 'LLM_RESPONSE', content: JSON.stringify({ response: 'ok' }) } });
+    const b = await t.tk.call('seedAppend', { query: { session_id: sid, event_type: 'LLM_RESPONSE', content: JSON.stringify({ response: 'ok' }) } });
     expect(b.body.data.prev_event_hash).toBe(a.body.data.hash);
     expect(b.body.data.seq).toBe(a.body.data.seq + 1);
     expect(b.body.data.timestamp).toBeGreaterThanOrEqual(a.body.data.timestamp);
@@ -43,30 +34,30 @@ describe('seed endpoints', () => {
 
   test('unknown event type is 400, unknown session 404, non-JSON content 400 — and nothing is written', async () => {
     const sid = uniqueSessionId('test_bad');
-    await tk.seed.init(sid);
+    await t.tk.seed.init(sid);
     // An event type outside the contract's enumeration: only a raw request can send it.
-    const badType = await tk.raw('POST', `/timeline/append?${new URLSearchParams({ session_id: sid, event_type: 'DELETE_ALL', content: '{}' })}`);
+    const badType = await t.tk.raw('POST', `/timeline/append?${new URLSearchParams({ session_id: sid, event_type: 'DELETE_ALL', content: '{}' })}`);
     expect(badType.status).toBe(400);
     expect(badType.body.errors[0].field).toBe('event_type');
-    const badContent = await refusal(tk.call('seedAppend', { query: { session_id: sid, event_type: 'USER_INPUT', content: '{not json' } }));
+    const badContent = await refusal(t.tk.call('seedAppend', { query: { session_id: sid, event_type: 'USER_INPUT', content: '{not json' } }));
     expect(badContent.status).toBe(400);
     expect(badContent.body.errors?.[0]?.field).toBe('content');
-    const unknown = await refusal(tk.call('seedAppend', { query: { session_id: uniqueSessionId('nobody'), event_type: 'USER_INPUT', content: '{}' } }));
+    const unknown = await refusal(t.tk.call('seedAppend', { query: { session_id: uniqueSessionId('nobody'), event_type: 'USER_INPUT', content: '{}' } }));
     expect(unknown.status).toBe(404);
-    const { rows } = await sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = $1', [sid]);
+    const { rows } = await t.sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = $1', [sid]);
     expect(rows[0].n).toBe(1);
   });
 
   test('get returns events in append order (test_002: USER_INPUT → LLM_RESPONSE → TOOL_CALL)', async () => {
     const sid = uniqueSessionId('test_002');
-    await tk.seed.init(sid);
+    await t.tk.seed.init(sid);
     const types = ['USER_INPUT', 'LLM_RESPONSE', 'TOOL_CALL'] as const;
     const contents = [{ input: 'A' }, { response: 'reply A' }, { tool_name: 'tool A', params: { x: 1 } }];
     for (let i = 0; i < 3; i++) {
-      const r = await tk.call('seedAppend', { query: { session_id: sid, event_type: types[i], content: JSON.stringify(contents[i]) } });
+      const r = await t.tk.call('seedAppend', { query: { session_id: sid, event_type: types[i], content: JSON.stringify(contents[i]) } });
       expect(r.status).toBe(200);
     }
-    const got = await tk.call('seedGet', { query: { session_id: sid } });
+    const got = await t.tk.call('seedGet', { query: { session_id: sid } });
     expect(got.status).toBe(200);
     const events = got.body.data.events;
     expect(events.map((e) => e.event_type)).toEqual(['SESSION_CREATE', ...types]);
@@ -76,20 +67,20 @@ describe('seed endpoints', () => {
       expect(events[i].prev_event_hash).toBe(events[i - 1].hash);
       expect(events[i].timestamp).toBeGreaterThanOrEqual(events[i - 1].timestamp);
     }
-    const limited = await tk.call('seedGet', { query: { session_id: sid, from_ts: events[2].timestamp, limit: 1 } });
+    const limited = await t.tk.call('seedGet', { query: { session_id: sid, from_ts: events[2].timestamp, limit: 1 } });
     expect(limited.body.data.events).toHaveLength(1);
     expect(limited.body.data.events[0].timestamp).toBeGreaterThanOrEqual(events[2].timestamp);
   });
 
   test('SESSION_END archives the timeline; a later append is refused with 400', async () => {
     const sid = uniqueSessionId('test_003');
-    await tk.seed.init(sid);
-    const end = await tk.call('seedAppend', { query: { session_id: sid, event_type: 'SESSION_END', content: '{"reason":"user left"}' } });
+    await t.tk.seed.init(sid);
+    const end = await t.tk.call('seedAppend', { query: { session_id: sid, event_type: 'SESSION_END', content: '{"reason":"user left"}' } });
     expect(end.status).toBe(200);
-    const after = await refusal(tk.call('seedAppend', { query: { session_id: sid, event_type: 'USER_INPUT', content: '{"input":"late"}' } }));
+    const after = await refusal(t.tk.call('seedAppend', { query: { session_id: sid, event_type: 'USER_INPUT', content: '{"input":"late"}' } }));
     expect(after.status).toBe(400);
     expect(after.body.type).toMatch(/session_archived/);
-    const { rows } = await sys.pool.query('SELECT status, archived_ts FROM timelines WHERE session_id = $1', [sid]);
+    const { rows } = await t.sys.pool.query('SELECT status, archived_ts FROM timelines WHERE session_id = $1', [sid]);
     expect(rows[0].status).toBe('archived');
     expect(Number(rows[0].archived_ts)).toBe(end.body.data.timestamp);
   });
@@ -99,8 +90,8 @@ describe('irreversibility in the database itself', () => {
   let sid: string;
   beforeAll(async () => {
     sid = uniqueSessionId('test_sql');
-    await tk.seed.init(sid);
-    await tk.seed.append({ session_id: sid, event_type: 'USER_INPUT', content: '{"input":"x"}' });
+    await t.tk.seed.init(sid);
+    await t.tk.seed.append({ session_id: sid, event_type: 'USER_INPUT', content: '{"input":"x"}' });
   });
 
   test.each([
@@ -109,16 +100,16 @@ describe('irreversibility in the database itself', () => {
     ['UPDATE sessions', `UPDATE timeline_sessions SET agent_id = 'evil' WHERE session_id = $1`],
     ['DELETE sessions', `DELETE FROM timeline_sessions WHERE session_id = $1 AND false = false`],
   ])('%s is refused even for the owner/superuser', async (_name, sql) => {
-    await expect(sys.ownerPool.query(sql, [sid])).rejects.toThrow(/append-only|violates foreign key/);
+    await expect(t.sys.ownerPool.query(sql, [sid])).rejects.toThrow(/append-only|violates foreign key/);
   });
 
   test('TRUNCATE is refused', async () => {
-    await expect(sys.ownerPool.query('TRUNCATE timeline_events')).rejects.toThrow(/append-only/);
-    await expect(sys.ownerPool.query('TRUNCATE timeline_sessions CASCADE')).rejects.toThrow(/append-only/);
+    await expect(t.sys.ownerPool.query('TRUNCATE timeline_events')).rejects.toThrow(/append-only/);
+    await expect(t.sys.ownerPool.query('TRUNCATE timeline_sessions CASCADE')).rejects.toThrow(/append-only/);
   });
 
   test('the triggers still fire under session_replication_role = replica', async () => {
-    const c = await sys.ownerPool.connect();
+    const c = await t.sys.ownerPool.connect();
     try {
       await c.query('SET session_replication_role = replica');
       await expect(c.query('UPDATE timeline_events SET ts = ts + 1 WHERE session_id = $1', [sid])).rejects.toThrow(/append-only/);
@@ -130,17 +121,17 @@ describe('irreversibility in the database itself', () => {
   });
 
   test('the application role has no UPDATE, DELETE or TRUNCATE privilege at all', async () => {
-    await expect(sys.pool.query('UPDATE timeline_events SET ts = ts WHERE false')).rejects.toThrow(/permission denied/);
-    await expect(sys.pool.query('DELETE FROM timeline_events WHERE false')).rejects.toThrow(/permission denied/);
-    await expect(sys.pool.query('TRUNCATE timeline_events')).rejects.toThrow(/permission denied/);
-    await expect(sys.pool.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL')).rejects.toThrow(/must be owner/);
+    await expect(t.sys.pool.query('UPDATE timeline_events SET ts = ts WHERE false')).rejects.toThrow(/permission denied/);
+    await expect(t.sys.pool.query('DELETE FROM timeline_events WHERE false')).rejects.toThrow(/permission denied/);
+    await expect(t.sys.pool.query('TRUNCATE timeline_events')).rejects.toThrow(/permission denied/);
+    await expect(t.sys.pool.query('ALTER TABLE timeline_events DISABLE TRIGGER ALL')).rejects.toThrow(/must be owner/);
   });
 
   test('an insert that would fork, gap or follow SESSION_END is refused by the chain guard', async () => {
-    const { rows } = await sys.pool.query('SELECT seq, hash, ts FROM timeline_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1', [sid]);
+    const { rows } = await t.sys.pool.query('SELECT seq, hash, ts FROM timeline_events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1', [sid]);
     const head = rows[0];
     const insert = (seq: number, prev: string | null, type = 'USER_INPUT', ts = Number(head.ts)) =>
-      sys.pool.query(
+      t.sys.pool.query(
         `INSERT INTO timeline_events (session_id, seq, event_id, event_type, ts, content, prev_hash, hash, workflow_id, run_id)
          VALUES ($1, $2, gen_random_uuid(), $3, $4, '{}', $5, repeat('a', 64), 'x', 'x')`,
         [sid, seq, type, ts, prev],

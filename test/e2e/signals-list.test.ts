@@ -6,7 +6,7 @@
  * naming `cursor`.
  */
 import { encodeKeyset } from '../../lib/keyset';
-import { refusal, startTestSystem, TestSystem } from '../support/system';
+import { refusal, startTestSystem, TestSystem } from '../support';
 
 const KEYS = { admin: 'sl-admin-key-0001', a: 'sl-agent-a-key-01', b: 'sl-agent-b-key-01', team: 'sl-team-key-00001', ab: 'sl-agent-ab-key-1' } as const;
 let sys: TestSystem;

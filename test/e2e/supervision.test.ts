@@ -15,18 +15,21 @@ import { temporal } from '@temporalio/proto';
 import { TimekeeperClient } from '../../api/client';
 import { freePort } from '../../lib/temporal-server';
 import { startProcessEnv } from '../support/start-env';
-import { testEnv, uniqueSessionId } from '../support/system';
+import { eventually, testEnv, uniqueSessionId, type Check } from '../support';
 
 jest.setTimeout(300_000);
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let start: ChildProcess;
 let output = '';
 let connection: Connection;
 let dataDir: string;
 const taskQueue = `supervision-${process.pid}-${Date.now()}`;
+
+/** Polls every 250 ms for up to `ms`; a timeout shows the start process's output. */
+const until = <T>(what: string, fn: Check<T>, ms = 120_000): Promise<T> =>
+  eventually(what, fn, { timeoutMs: ms, stepMs: 250, errors: 'throw', detail: () => `output:\n${output.slice(-4000)}` });
 
 /** Log lines of the start process (its own and its worker's: they share stdout), parsed. */
 function logLines(): Record<string, unknown>[] {
@@ -37,16 +40,6 @@ function logLines(): Record<string, unknown>[] {
       return [];
     }
   });
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 120_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output:\n${output.slice(-4000)}`);
-    await sleep(250);
-  }
 }
 
 /** Pids of the processes polling the task queue's workflow tasks now (the SDK's identity is pid@host). */

@@ -13,8 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { TaskClient } from '../../clients/tasks';
 import { taskRunQueues } from '../../lib/config';
 import { TASK_DEFAULTS, type TaskDefinition } from '../../lib/domain/tasks';
-import { eventually } from '../support/fake-services';
-import { refusal, startTestSystem, TestSystem, uniqueTaskId } from '../support/system';
+import { eventually, refusal, startTestSystem, TestSystem, uid } from '../support';
 
 interface Listener {
   url: string;
@@ -86,7 +85,7 @@ const refusedAtCreate: [string, Record<string, unknown>, string, RegExp][] = [
 ];
 
 test.each(refusedAtCreate)('create refuses %s: 400 naming the field, nothing stored', async (_what, fields, field, reason) => {
-  const id = uniqueTaskId('refused');
+  const id = uid('refused');
   const r = await refusal(sys.tk.tasks.create({ ...base(id), ...fields } as never));
   expect(r.status).toBe(400);
   const named = (r.body.errors ?? []).find((e: { field: string }) => e.field === field);
@@ -95,7 +94,7 @@ test.each(refusedAtCreate)('create refuses %s: 400 naming the field, nothing sto
 });
 
 test('PATCH is held to the same rules; the task stays as it was', async () => {
-  const id = uniqueTaskId('patch');
+  const id = uid('patch');
   const created = await sys.tk.tasks.create({ ...base(id), agent: webhookAgent('https://agent.example/run') });
   for (const [patch, field] of [
     [{ agent: { type: 'openclaw', url: 'https://gw.example', token_env: 'INTENT_WAKE_TOKEN', prompt_template: 'x' } }, 'agent.token_env'],
@@ -121,7 +120,7 @@ async function failedReason(runId: string): Promise<string> {
 }
 
 test('run time: a name resolving to loopback is refused on connect for agent, delivery and alert; the server sees no connection', async () => {
-  const id = uniqueTaskId('dns');
+  const id = uid('dns');
   const local = `http://localhost:${port()}`;
   await sys.tk.tasks.create({ ...base(id), agent: webhookAgent(`${local}/agent`), alert: { url: `${local}/alert` } });
   const { run_id } = await sys.tk.tasks.trigger(id);
@@ -134,8 +133,8 @@ test('run time: a name resolving to loopback is refused on connect for agent, de
 test('run time: a definition stored around the API (an unregistered token_env, a mapped literal) sends nothing', async () => {
   const tasks = new TaskClient({ client: sys.client, pool: sys.pool, taskQueue: sys.config.taskQueue, runQueues: taskRunQueues(sys.config) });
   const def = (id: string, agent: TaskDefinition['agent']): TaskDefinition => ({ ...TASK_DEFAULTS, task_id: id, name: id, trigger: { type: 'interval', every_s: 3600, mode: 'from_last_start' }, agent, delivery: [], tags: [], retry: { max_attempts: 1, backoff_seconds: [] } });
-  const wake = uniqueTaskId('wake');
-  const mapped = uniqueTaskId('mapped');
+  const wake = uid('wake');
+  const mapped = uid('mapped');
   const rowWake = await tasks.create(def(wake, { type: 'openclaw', url: external.url, hooks_path: '/hooks', token_env: 'INTENT_WAKE_TOKEN', prompt_template: 'x', deliver: false }), false);
   const rowMapped = await tasks.create(def(mapped, { type: 'webhook', url: `http://[::ffff:127.0.0.1]:${port()}/mapped`, prompt_template: 'x' }), false);
   const before = external.bodies.length;
@@ -148,7 +147,7 @@ test('run time: a definition stored around the API (an unregistered token_env, a
 });
 
 test("a non-2xx answer gives the run its status line only, not the answer's body", async () => {
-  const id = uniqueTaskId('echo');
+  const id = uid('echo');
   await sys.tk.tasks.create({ ...base(id), agent: webhookAgent(`${external.url}/fail`) });
   const { run_id } = await sys.tk.tasks.trigger(id);
   const reason = await failedReason(run_id);

@@ -4,7 +4,7 @@
  * a 400 naming the field, with nothing stored; the results route answers for known tasks.
  */
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId as uid } from '../support/system';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId as uid } from '../support';
 
 type CreateTask = CallRequest<'createTask'>['body'];
 

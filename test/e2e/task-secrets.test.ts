@@ -11,8 +11,8 @@ import { TaskClient } from '../../clients/tasks';
 import { taskRunQueues } from '../../lib/config';
 import { schedulerWorkflowId } from '../../lib/domain/tasks';
 import { taskSecretsOf } from '../../lib/secrets-key';
-import { eventually, fakeServers, protocolAnswer, type Received } from '../support/fake-services';
-import { refusal, startTestSystem, TestSystem, uniqueTaskId } from '../support/system';
+import { fakeServers, protocolAnswer, type Received } from '../support/fake-services';
+import { eventually, refusal, startTestSystem, TestSystem, uid } from '../support';
 
 let sys: TestSystem;
 const servers = fakeServers();
@@ -49,7 +49,7 @@ async function finishedRun(runId: string) {
 test('secrets are never shown, sealed in the database and the histories, and still sign; an omitted secret is kept, a new one replaces it', async () => {
   const agent = await servers.start((r) => ({ body: protocolAnswer(JSON.parse(r.body).task_id) }));
   const hook = await servers.start(() => ({ body: { ok: true } }));
-  const id = uniqueTaskId('secrets');
+  const id = uid('secrets');
   const created = await sys.tk.tasks.create({
     task_id: id,
     trigger: { type: 'interval', every_s: 3600 },
@@ -112,7 +112,7 @@ test('secrets are never shown, sealed in the database and the histories, and sti
 test('the alert is signed with its sealed secret when a run fails for good', async () => {
   const agent = await servers.start(() => ({ status: 500, body: 'no' }));
   const alert = await servers.start(() => ({ body: { ok: true } }));
-  const id = uniqueTaskId('alertsecret');
+  const id = uid('alertsecret');
   await sys.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 3600 }, enabled: false, retry: { max_attempts: 1 }, agent: { type: 'webhook', url: agent.url, prompt_template: 'go' }, alert: { url: alert.url, secret: ALERT_SECRET } });
   const run = await sys.tk.tasks.trigger(id);
   expect((await finishedRun(run.run_id)).status).toBe('failed');
@@ -124,7 +124,7 @@ test('the alert is signed with its sealed secret when a run fails for good', asy
 
 test('timekeeper seal-secrets: a secret stored in clear (before sealing existed) is sealed in a new version and still signs; a second pass changes nothing', async () => {
   const agent = await servers.start((r) => ({ body: protocolAnswer(JSON.parse(r.body).task_id) }));
-  const id = uniqueTaskId('oldsecret');
+  const id = uid('oldsecret');
   await sys.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 3600 }, enabled: false, agent: { type: 'webhook', url: agent.url, prompt_template: 'go', secret: AGENT_SECRET } });
   // The row an older version stored: the same definition with the secret in clear (as the runtime role may insert it).
   const stored = (await sys.pool.query('SELECT definition FROM task_history WHERE task_id = $1 AND version = 1', [id])).rows[0].definition;
@@ -151,7 +151,7 @@ test.each([
   ['alert.secret', 'a NUL', (s: string) => ({ agent: { type: 'webhook', url: 'https://a.example', prompt_template: 'go' }, alert: { url: 'https://alert.example', secret: s } })],
   ['delivery.0.secret', 'a lone surrogate', (s: string) => ({ agent: { type: 'webhook', url: 'https://a.example', prompt_template: 'go' }, delivery: [{ type: 'webhook', url: 'https://d.example', secret: s }] })],
 ] as const)('%s with %s is refused with 400 naming it, nothing stored', async (field, what, body) => {
-  const id = uniqueTaskId('badsecret');
+  const id = uid('badsecret');
   const value = what === 'a NUL' ? 'secret\u0000value' : 'secret\udc00value';
   const r = await refusal(sys.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 3600 }, ...body(value) } as never));
   expect(r.status).toBe(400);

@@ -5,15 +5,12 @@
  * and the task list's keyset paging and filters.
  */
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem } from '../support/system';
-import { eventually } from '../support/fake-services';
+import { refusal, startTestSystem, TestSystem, eventually, uid } from '../support';
 
 type CreateTask = CallRequest<'createTask'>['body'];
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
-let counter = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
 const defaultAgent = { type: 'webhook', url: 'http://127.0.0.1:9/agent', prompt_template: 'default prompt' };
 
 beforeAll(async () => {

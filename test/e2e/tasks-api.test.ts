@@ -3,17 +3,15 @@
  * checked against its route contract; raw requests for input the contract's types do not
  * allow): create, read, change, pause, trigger, delete, preview, refusals.
  */
-import type { CallRequest, RawResponse, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem } from '../support/system';
-import { chatAnswer, eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
+import type { CallRequest, TimekeeperClient } from '../../api/client';
+import { refusal, startTestSystem, TestSystem, eventually, uid, expectProblem } from '../support';
+import { chatAnswer, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 
 type CreateTask = CallRequest<'createTask'>['body'];
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
 let llm: FakeServer;
-let counter = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
 
 beforeAll(async () => {
   sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'], agentSecrets: ['LLM_API_KEY', 'OPENCLAW_HOOKS_TOKEN'] }, secrets: { LLM_API_KEY: 'sk-test-123' } });
@@ -40,13 +38,6 @@ const body = (id: string, extra: Partial<CreateTask> = {}): CreateTask => ({
   retry: { max_attempts: 3, backoff_seconds: [60, 300] },
   ...extra,
 });
-
-/** A refusal sent raw (a body the contract's types do not allow): a problem of `status`. */
-function expectProblem(r: RawResponse, status: number): void {
-  expect(r.status).toBe(status);
-  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(r.body.status).toBe(status);
-}
 
 test('POST /v1/tasks stores the article example with defaults, and GET shows next fire times and the trigger in words', async () => {
   const id = uid('digest');

@@ -27,8 +27,8 @@ import { noteVerifier, openNote, parseNote } from '../../lib/tlog/note';
 import { Witness, WitnessStateStore } from '../../lib/tlog/witness';
 import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
 import { parseWitnessList, witnessCheckpoint, type WitnessEndpoint } from '../../lib/tlog/witnessing';
-import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
-import { cliAgainst, eventually, freePort, sessionLogged } from '../support/tlog-e2e';
+import { startTestSystem, uniqueSessionId, type TestSystem, eventually } from '../support';
+import { cliAgainst, freePort, LOG_WAIT, sessionLogged } from '../support/tlog-e2e';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-attack-'));
 let sys: TestSystem;
@@ -66,7 +66,7 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
   const sid = uniqueSessionId('attack');
   await sys.tk.createSession({ session_id: sid });
   for (let i = 1; i <= 5; i++) await sys.tk.append(sid, { type: 'USER_INPUT', content: { said: `honest ${i}` } });
-  await eventually('the session in a checkpoint', () => sessionLogged(sys, sid));
+  await eventually('the session in a checkpoint', () => sessionLogged(sys, sid), LOG_WAIT);
   // The log's key is the one its newest checkpoint is signed with (GET /v1/log/key), taken once
   // this system's builder has signed: the suite's shared database was signed before by other
   // tests' processes with keys of their own (the compiled-runtime test's worker, in CI), so a key
@@ -143,7 +143,7 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
   const forged = await eventually('the rebuilt log to reach the witnessed size', async () => {
     const n = await sys.tk.log.checkpoint();
     return sizeOf(n) >= witnessedSize ? n : undefined;
-  });
+  }, LOG_WAIT);
   const forgedCp = parseCheckpoint(openNote(forged, [noteVerifier(logKey)]).text);
   expect(forgedCp.origin).toBe(origin);
   // Its proofs agree with its own checkpoints: nothing on the server shows the rewrite.
@@ -169,7 +169,7 @@ test('a consistent rewrite of a session and of the whole log is refused by the w
   const round = await eventually('the builder to offer the rebuilt log to the witness', async () => {
     const { rows } = await sys.ownerPool.query('SELECT tree_size, note, witness_count, quorum_met FROM log_cosigned_checkpoints WHERE tree_size > $1 ORDER BY id LIMIT 1', [witnessedSize]);
     return rows[0] as { tree_size: string; note: string; witness_count: number; quorum_met: boolean } | undefined;
-  });
+  }, LOG_WAIT);
   expect(round).toMatchObject({ witness_count: 0, quorum_met: false });
   expect(parseNote(round.note).signatures.map((s) => s.name)).toEqual([origin]);
   // Refused by the witness (not unanswered): a 409 or 422 for that checkpoint's size.

@@ -19,8 +19,8 @@ import { Witness, WitnessStateStore } from '../../lib/tlog/witness';
 import { startWitnessServer, type WitnessServer } from '../../lib/tlog/witness-server';
 import { parseWitnessList } from '../../lib/tlog/witnessing';
 import { goTlog } from '../support/go-tlog';
-import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
-import { cliAgainst, eventually, freePort, sessionLogged } from '../support/tlog-e2e';
+import { startTestSystem, uniqueSessionId, type TestSystem, eventually } from '../support';
+import { cliAgainst, freePort, LOG_WAIT, sessionLogged } from '../support/tlog-e2e';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tk-witnessing-'));
 const witnessKey = generateCosignerKey('witness.test/wire');
@@ -58,7 +58,7 @@ async function appendSome(sid: string, n: number, tag: string) {
 }
 
 test('checkpoints are cosigned by the configured witness, survive it being down, and feed verify and export', async () => {
-  logKey = await eventually('the log key', () => sys.tk.log.key());
+  logKey = await eventually('the log key', () => sys.tk.log.key(), LOG_WAIT);
   // Other test files of the run may have left witnessing rounds (their own witnesses) behind.
   const before = await served(true);
   const baseline = Number((await sys.ownerPool.query('SELECT coalesce(max(id), 0) AS id FROM log_cosigned_checkpoints')).rows[0].id);
@@ -67,14 +67,14 @@ test('checkpoints are cosigned by the configured witness, survive it being down,
   await appendSome(sid, 3, 'before the witness');
 
   // The witness is down: the log still publishes, log-signed, and nothing is witnessed yet.
-  const early = await eventually('a checkpoint covering the session', async () => ((await sessionLogged(sys, sid)) ? served() : undefined));
+  const early = await eventually('a checkpoint covering the session', async () => ((await sessionLogged(sys, sid)) ? served() : undefined), LOG_WAIT);
   expect(early).toMatchObject({ status: 200, witnessed: 'false', cosignatures: '0' });
   expect(parseNote(early.note).signatures).toHaveLength(1); // the log's own, nothing else
   expect((await served(true)).size).toBe(before.size); // 0: none (404)
   const rounds = await eventually('a round with the witness down', async () => {
     const r = await sys.ownerPool.query('SELECT witness_count, quorum_met FROM log_cosigned_checkpoints WHERE id > $1', [baseline]);
     return r.rows.length > 0 ? r : undefined;
-  });
+  }, LOG_WAIT);
   expect(rounds.rows.length).toBeGreaterThan(0);
   expect(rounds.rows.every((r) => r.witness_count === 0 && r.quorum_met === false)).toBe(true);
 
@@ -90,7 +90,7 @@ test('checkpoints are cosigned by the configured witness, survive it being down,
   const witnessed = await eventually('the checkpoint cosigned', async () => {
     const w = await served(true);
     return w.status === 200 && w.size >= early.size ? w : undefined;
-  });
+  }, LOG_WAIT);
   expect(witnessed).toMatchObject({ witnessed: 'true', cosignatures: '1' });
   expect(state.read().logs[origin]).toMatchObject({ size: witnessed.size });
   const latest = await served();
@@ -121,7 +121,7 @@ test('checkpoints are cosigned by the configured witness, survive it being down,
   const whileDown = await eventually('a checkpoint with the new records', async () => {
     const s = await served();
     return s.size >= witnessed.size + 3 ? s : undefined;
-  });
+  }, LOG_WAIT);
   expect(whileDown).toMatchObject({ witnessed: 'false', cosignatures: '0' });
   expect((await served(true)).size).toBe(witnessed.size);
   // verify still uses the newest witnessed checkpoint: the new records are pending there.
@@ -132,7 +132,7 @@ test('checkpoints are cosigned by the configured witness, survive it being down,
   const resumed = await eventually('cosigning to resume', async () => {
     const w = await served(true);
     return w.size >= whileDown.size ? w : undefined;
-  });
+  }, LOG_WAIT);
   expect(resumed).toMatchObject({ status: 200, witnessed: 'true' });
   expect(state.read().logs[origin].size).toBe(resumed.size);
   expect((await sys.tk.verify(sid)).log).toMatchObject({ ok: true, proven: 7, pending: 0, checkpoint: { tree_size: resumed.size, witnessed: true } });
@@ -149,7 +149,7 @@ test('verify counts the cosignatures itself: a round stored as witnessed whose c
   const fresh = await eventually('a checkpoint past the witnessed one', async () => {
     const [s, w] = [await served(), await served(true)];
     return (await sessionLogged(sys, sid)) && s.size > w.size ? s : undefined;
-  });
+  }, LOG_WAIT);
   expect((await sys.tk.verify(sid)).log).toMatchObject({ ok: true, checkpoint: { witnessed: true } });
   // The database owner "witnesses" it: a cosignature under the witness's name by a key of its
   // own (so the configured key's id does not match), stored as a round that met the quorum.

@@ -17,8 +17,10 @@ import { databaseInstanceId } from '../../lib/store/instance';
 import { TlogStore } from '../../lib/store/tlog';
 import { TaskStore } from '../../lib/store/tasks';
 import { defaultLogOrigin, logSignerOf } from '../../lib/tlog/log-key';
-import { startTestSystem, testEnv, testLogKeyFile, uniqueSessionId, type TestSystem } from '../support/system';
+import { startTestSystem, testEnv, testLogKeyFile, uniqueSessionId, type TestSystem, eventually, type WaitOptions } from '../support';
 
+/** The log runs on its own clock; a failing check fails the wait. */
+const LOG: WaitOptions = { timeoutMs: 60_000, errors: 'throw' };
 let sys: TestSystem;
 
 beforeAll(async () => {
@@ -27,17 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sys?.stop();
 });
-
-/** Polls `check` until it returns a value (the log runs on its own clock); fails after `timeoutMs`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function signedCheckpoint() {
   const key = await sys.tk.log.key();
@@ -60,11 +51,11 @@ describe('transparency log', () => {
     const events = await eventually('every event to have a log_index', async () => {
       const page = await sys.tk.events(sid, { limit: 100 });
       return page.events.length === 6 && page.events.every((e) => e.log_index !== null) ? page.events : undefined;
-    });
+    }, LOG);
     const transitions = await eventually('both transitions to have a log_index', async () => {
       const t = (await sys.tk.intents.get(intentId)).transitions;
       return t.every((x) => x.log_index !== null) ? t : undefined;
-    });
+    }, LOG);
     const records = [...events.map((e) => ({ hash: e.hash, index: e.log_index! })), ...transitions.map((t) => ({ hash: t.hash, index: t.log_index! }))];
     // Each record once; a chain's records in seq order.
     expect(new Set(records.map((r) => r.index)).size).toBe(records.length);
@@ -73,7 +64,7 @@ describe('transparency log', () => {
     const cp = await eventually('a checkpoint covering them', async () => {
       const c = await signedCheckpoint().catch(() => undefined);
       return c && c.size > Math.max(...records.map((r) => r.index)) ? c : undefined;
-    });
+    }, LOG);
     expect(cp.origin).toMatch(/^timekeeper\//);
     const goChecks: Record<string, unknown>[] = [{ op: 'parse_checkpoint', note: cp.note, log_keys: [cp.key], origin: cp.origin }];
     for (const r of records) {
@@ -95,7 +86,7 @@ describe('transparency log', () => {
     const next = await eventually('a larger checkpoint', async () => {
       const c = await signedCheckpoint();
       return c.size > cp.size ? c : undefined;
-    });
+    }, LOG);
     const cons = await sys.tk.log.consistency({ from: cp.size, to: next.size });
     expect(verifyConsistency(cp.size, next.size, cp.rootHash, next.rootHash, cons.hashes.map(b64))).toBe(true);
     expect(verifyConsistency(cp.size, next.size, next.rootHash, next.rootHash, cons.hashes.map(b64))).toBe(false);
@@ -116,14 +107,14 @@ describe('transparency log', () => {
     const v = await eventually('verify to see every event in the checkpoint', async () => {
       const r = await sys.tk.verify(sid);
       return r.log.pending === 0 ? r : undefined;
-    });
+    }, LOG);
     expect(v.ok).toBe(true);
     expect(v.log.ok).toBe(true);
     expect(v.log.proven).toBe(7);
   });
 
   test('GET /v1/log/key names the key the newest checkpoint is signed with, even after another key was recorded later', async () => {
-    const before = await eventually('a signed checkpoint', () => signedCheckpoint().catch(() => undefined));
+    const before = await eventually('a signed checkpoint', () => signedCheckpoint().catch(() => undefined), LOG);
     // Another builder's key (a worker started once with another LOG_SIGNING_KEY_FILE) recorded after ours.
     const other = logSignerOf({ logSigningKeyFile: undefined, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'tlog-other-key-')) }, before.origin);
     await new TlogStore(sys.ownerPool).recordKey(other.verifierKey);
@@ -140,7 +131,7 @@ describe('transparency log', () => {
     await eventually('the session to be in a checkpoint', async () => {
       const r = await sys.tk.verify(sid);
       return r.log.proven === 2 ? r : undefined;
-    });
+    }, LOG);
     // The attacker: table owner, triggers off for one transaction, the last event's hash changed.
     const db = await sys.ownerPool.connect();
     try {
@@ -175,11 +166,11 @@ describe('transparency log', () => {
     const history = await eventually('both history rows to have a log_index', async () => {
       const h = (await sys.tk.tasks.get(taskId)).history;
       return h.length === 2 && h.every((x) => x.log_index !== null) ? h : undefined;
-    });
+    }, LOG);
     const log = await eventually('both run log rows to have a log_index', async () => {
       const l = (await sys.tk.runs.get(runId)).log;
       return l.length === 2 && l.every((x) => x.log_index !== null) ? l : undefined;
-    });
+    }, LOG);
     expect(history[1].log_index!).toBeGreaterThan(history[0].log_index!);
     expect(log[1].log_index!).toBeGreaterThan(log[0].log_index!);
     // The leaves name the rows: source 2 = task_history (task_id, version), 3 = task_run_log (run_id, row id).
@@ -194,12 +185,12 @@ describe('transparency log', () => {
     const tv = await eventually('the task history to be in a checkpoint', async () => {
       const v = await sys.tk.tasks.verify(taskId);
       return v.log.proven === 2 ? v : undefined;
-    });
+    }, LOG);
     expect(tv).toMatchObject({ task_id: taskId, ok: true, checked: 2, log: { ok: true, pending: 0 } });
     const rv = await eventually('the run log to be in a checkpoint', async () => {
       const v = await sys.tk.runs.verify(runId);
       return v.log.proven === 2 ? v : undefined;
-    });
+    }, LOG);
     expect(rv).toMatchObject({ run_id: runId, ok: true, checked: 2 });
 
     // The inclusion proof the API serves proves the record hash (lib/tlog/record-leaf.ts) at that index.
@@ -265,7 +256,7 @@ describe('transparency log', () => {
   });
 
   test('hostile proof parameters answer 400 naming the field', async () => {
-    const cp = await eventually('a checkpoint', () => signedCheckpoint().catch(() => undefined));
+    const cp = await eventually('a checkpoint', () => signedCheckpoint().catch(() => undefined), LOG);
     const cases: [Record<string, string | number>, 'inclusion' | 'consistency', string][] = [
       [{ leaf_index: 'abc', tree_size: 1 }, 'inclusion', 'leaf_index'],
       [{ leaf_index: -1, tree_size: 1 }, 'inclusion', 'leaf_index'],

@@ -5,17 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallResponse, TimekeeperClient } from '../../api/client';
-import { refusal, settle, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { eventually, refusal, settle, uniqueSessionId, useTestSystem } from '../support';
 
-let sys: TestSystem;
-let tk: TimekeeperClient;
-beforeAll(async () => {
-  sys = await startTestSystem();
-  tk = sys.tk;
-});
-afterAll(async () => {
-  await sys?.stop();
-});
+const t = useTestSystem();
 
 const HEX64 = /^[0-9a-f]{64}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -24,28 +16,33 @@ type AppendBody = Parameters<TimekeeperClient['append']>[1];
 type EventType = AppendBody['type'];
 type CreateBody = Parameters<TimekeeperClient['createSession']>[0];
 type ContextQuery = NonNullable<Parameters<TimekeeperClient['context']>[1]>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function createSession(extra: Omit<CreateBody, 'session_id'> = {}, prefix = 'v1'): Promise<string> {
   const sid = uniqueSessionId(prefix);
-  const r = await tk.call('createSession', { body: { session_id: sid, ...extra } });
+  const r = await t.tk.call('createSession', { body: { session_id: sid, ...extra } });
   expect(r.status).toBe(201);
   return sid;
 }
 
 async function append(sid: string, type: EventType, content: unknown, extra: Omit<AppendBody, 'type' | 'content'> = {}) {
-  const r = await tk.call('appendEvent', { params: { id: sid }, body: { type, content, ...extra } });
+  const r = await t.tk.call('appendEvent', { params: { id: sid }, body: { type, content, ...extra } });
   if (r.status !== 201) throw new Error(`append ${type} → ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
 
+/** Appends once the clock has passed `ts` (the previous event's), so the new event has a millisecond of its own. */
+async function appendAfter(ts: number, sid: string, type: EventType, content: unknown) {
+  await eventually('the clock to pass the previous event', () => Date.now() > ts, { stepMs: 1 });
+  return append(sid, type, content);
+}
+
 async function eventRows(sid: string): Promise<number> {
-  const { rows } = await sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = $1', [sid]);
+  const { rows } = await t.sys.pool.query('SELECT count(*)::int AS n FROM timeline_events WHERE session_id = $1', [sid]);
   return rows[0].n;
 }
 
 async function allEvents(sid: string) {
-  const r = await tk.call('listEvents', { params: { id: sid }, query: { limit: 1000 } });
+  const r = await t.tk.call('listEvents', { params: { id: sid }, query: { limit: 1000 } });
   expect(r.status).toBe(200);
   return r.body.events;
 }
@@ -54,7 +51,7 @@ describe('POST /v1/sessions', () => {
   test('201 with Location, status open, head seq 1 and the fields echoed; one row each in the tables', async () => {
     const sid = uniqueSessionId('v1_create');
     const metadata = { tenant: 'acme', tags: ['a', 'b'], nested: { n: 1 } };
-    const r = await tk.call('createSession', { body: { session_id: sid, agent_id: 'agent-7', channel: 'web', metadata } });
+    const r = await t.tk.call('createSession', { body: { session_id: sid, agent_id: 'agent-7', channel: 'web', metadata } });
     expect(r.status).toBe(201);
     expect(r.headers.get('location')).toBe(`/v1/sessions/${sid}`);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
@@ -70,9 +67,9 @@ describe('POST /v1/sessions', () => {
     expect(r.body.head?.ts).toBeGreaterThanOrEqual(r.body.created_ts);
     expect(r.body.workflow.workflow_id).toBe(`session/${sid}`);
 
-    const sessions = await sys.pool.query('SELECT agent_id, channel, metadata FROM timeline_sessions WHERE session_id = $1', [sid]);
+    const sessions = await t.sys.pool.query('SELECT agent_id, channel, metadata FROM timeline_sessions WHERE session_id = $1', [sid]);
     expect(sessions.rows).toEqual([{ agent_id: 'agent-7', channel: 'web', metadata }]);
-    const events = await sys.pool.query('SELECT seq, event_type, hash, content FROM timeline_events WHERE session_id = $1', [sid]);
+    const events = await t.sys.pool.query('SELECT seq, event_type, hash, content FROM timeline_events WHERE session_id = $1', [sid]);
     expect(events.rows).toHaveLength(1);
     expect(events.rows[0]).toMatchObject({ event_type: 'SESSION_CREATE', hash: r.body.head?.hash });
     expect(Number(events.rows[0].seq)).toBe(1);
@@ -83,33 +80,33 @@ describe('POST /v1/sessions', () => {
     const sid = uniqueSessionId('v1_proto');
     const raw = `{"session_id":"${sid}","metadata":{"__proto__":{"polluted":true},"plain":1}}`;
     // Raw: the key must reach the server as JSON text, not through an object.
-    const r = await tk.raw('POST', '/v1/sessions', { body: raw });
+    const r = await t.tk.raw('POST', '/v1/sessions', { body: raw });
     expect(r.status).toBe(201);
-    const { rows } = await sys.pool.query('SELECT metadata::text AS m FROM timeline_sessions WHERE session_id = $1', [sid]);
+    const { rows } = await t.sys.pool.query('SELECT metadata::text AS m FROM timeline_sessions WHERE session_id = $1', [sid]);
     expect(rows[0].m).toMatch(/"__proto__": \{"polluted": true\}/);
     expect(({} as { polluted?: boolean }).polluted).toBeUndefined(); // and no prototype was polluted
-    expect((await tk.verify(sid)).ok).toBe(true);
+    expect((await t.tk.verify(sid)).ok).toBe(true);
   });
 
   test('a duplicate session_id is 409 session_exists and writes nothing', async () => {
     const sid = await createSession({ agent_id: 'first' });
-    const dup = await refusal(tk.createSession({ session_id: sid, agent_id: 'second' }));
+    const dup = await refusal(t.tk.createSession({ session_id: sid, agent_id: 'second' }));
     expect(dup.status).toBe(409);
     expect(dup.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(dup.body.type).toMatch(/session_exists$/);
     expect(dup.body.errors?.[0]?.field).toBe('session_id');
     expect(await eventRows(sid)).toBe(1);
-    const s = await tk.session(sid);
+    const s = await t.tk.session(sid);
     expect(s.agent_id).toBe('first');
   });
 
   test('concurrent creates of one session id: exactly one 201, the rest 409', async () => {
     const sid = uniqueSessionId('v1_race');
-    const results = await Promise.all([1, 2, 3, 4].map((i) => settle(tk.call('createSession', { body: { session_id: sid, agent_id: `racer-${i}` } }))));
+    const results = await Promise.all([1, 2, 3, 4].map((i) => settle(t.tk.call('createSession', { body: { session_id: sid, agent_id: `racer-${i}` } }))));
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([201, 409, 409, 409]);
     expect(await eventRows(sid)).toBe(1);
-    const { rows } = await sys.pool.query('SELECT count(*)::int AS n FROM timeline_sessions WHERE session_id = $1', [sid]);
+    const { rows } = await t.sys.pool.query('SELECT count(*)::int AS n FROM timeline_sessions WHERE session_id = $1', [sid]);
     expect(rows[0].n).toBe(1);
   });
 });
@@ -117,14 +114,14 @@ describe('POST /v1/sessions', () => {
 describe('POST /v1/sessions/:id/events', () => {
   test('201 with seq, hash and prev_hash chained to the previous event', async () => {
     const sid = await createSession();
-    const head = (await tk.session(sid)).head!;
-    const a = await tk.call('appendEvent', { params: { id: sid }, body: { type: 'USER_INPUT', content: { input: 'hello' } } });
+    const head = (await t.tk.session(sid)).head!;
+    const a = await t.tk.call('appendEvent', { params: { id: sid }, body: { type: 'USER_INPUT', content: { input: 'hello' } } });
     expect(a.status).toBe(201);
     expect(a.body).toMatchObject({ session_id: sid, seq: 2, type: 'USER_INPUT', content: { input: 'hello' }, prev_hash: head.hash, deduplicated: false, idempotency_key: null });
     expect(a.body.hash).toMatch(HEX64);
     expect(a.body.event_id).toMatch(UUID);
     expect(a.body.ts).toBeGreaterThanOrEqual(head.ts);
-    const b = await tk.call('appendEvent', { params: { id: sid }, body: { type: 'LLM_RESPONSE', content: 'plain string content' } });
+    const b = await t.tk.call('appendEvent', { params: { id: sid }, body: { type: 'LLM_RESPONSE', content: 'plain string content' } });
     expect(b.status).toBe(201);
     expect(b.body.seq).toBe(3);
     expect(b.body.prev_hash).toBe(a.body.hash);
@@ -136,14 +133,14 @@ describe('POST /v1/sessions/:id/events', () => {
   test('idempotency_key: a retry returns 200 and the same event, deduplicated; the row count does not change', async () => {
     const sid = await createSession();
     const req = { type: 'TOOL_CALL', content: { tool_name: 'search', params: { q: 'x' } }, idempotency_key: 'call-1' } as const;
-    const first = await tk.call('appendEvent', { params: { id: sid }, body: req });
+    const first = await t.tk.call('appendEvent', { params: { id: sid }, body: req });
     expect(first.status).toBe(201);
     expect(first.body.deduplicated).toBe(false);
     expect(first.body.idempotency_key).toBe('call-1');
     expect(await eventRows(sid)).toBe(2);
 
     for (let i = 0; i < 2; i++) {
-      const retry = await tk.call('appendEvent', { params: { id: sid }, body: req });
+      const retry = await t.tk.call('appendEvent', { params: { id: sid }, body: req });
       expect(retry.status).toBe(200);
       expect(retry.body.deduplicated).toBe(true);
       for (const k of ['event_id', 'seq', 'hash', 'prev_hash', 'ts'] as const) expect(retry.body[k]).toEqual(first.body[k]);
@@ -158,26 +155,26 @@ describe('POST /v1/sessions/:id/events', () => {
 
   test('idempotency_key reused with different content or type is 409 and writes nothing', async () => {
     const sid = await createSession();
-    const first = await tk.call('appendEvent', { params: { id: sid }, body: { type: 'USER_INPUT', content: { input: 'a' }, idempotency_key: 'k-1' } });
+    const first = await t.tk.call('appendEvent', { params: { id: sid }, body: { type: 'USER_INPUT', content: { input: 'a' }, idempotency_key: 'k-1' } });
     expect(first.status).toBe(201);
-    const otherContent = await refusal(tk.append(sid, { type: 'USER_INPUT', content: { input: 'b' }, idempotency_key: 'k-1' }));
+    const otherContent = await refusal(t.tk.append(sid, { type: 'USER_INPUT', content: { input: 'b' }, idempotency_key: 'k-1' }));
     expect(otherContent.status).toBe(409);
     expect(otherContent.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(otherContent.body.errors?.[0]?.field).toBe('idempotency_key');
-    const otherType = await refusal(tk.append(sid, { type: 'LLM_RESPONSE', content: { input: 'a' }, idempotency_key: 'k-1' }));
+    const otherType = await refusal(t.tk.append(sid, { type: 'LLM_RESPONSE', content: { input: 'a' }, idempotency_key: 'k-1' }));
     expect(otherType.status).toBe(409);
     expect(otherType.body.errors?.[0]?.field).toBe('idempotency_key');
     expect(await eventRows(sid)).toBe(2);
     // The key is scoped to the session: another session may use it freely.
     const sid2 = await createSession();
-    const elsewhere = await tk.call('appendEvent', { params: { id: sid2 }, body: { type: 'USER_INPUT', content: { input: 'b' }, idempotency_key: 'k-1' } });
+    const elsewhere = await t.tk.call('appendEvent', { params: { id: sid2 }, body: { type: 'USER_INPUT', content: { input: 'b' }, idempotency_key: 'k-1' } });
     expect(elsewhere.status).toBe(201);
   });
 
   test('concurrent retries with one idempotency_key store one event and all get it', async () => {
     const sid = await createSession();
     const req = { type: 'USER_INPUT', content: { input: 'burst' }, idempotency_key: 'burst-1' } as const;
-    const results = await Promise.all(Array.from({ length: 5 }, () => settle(tk.call('appendEvent', { params: { id: sid }, body: req }))));
+    const results = await Promise.all(Array.from({ length: 5 }, () => settle(t.tk.call('appendEvent', { params: { id: sid }, body: req }))));
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 201]);
     expect(new Set(results.map((r) => r.body.event_id)).size).toBe(1);
     expect(results.filter((r) => r.body.deduplicated === false)).toHaveLength(1);
@@ -188,24 +185,24 @@ describe('POST /v1/sessions/:id/events', () => {
     const sid = await createSession();
     const eventId = randomUUID();
     const req = { type: 'USER_INPUT', content: { input: 'with my id' }, event_id: eventId } as const;
-    const first = await tk.call('appendEvent', { params: { id: sid }, body: req });
+    const first = await t.tk.call('appendEvent', { params: { id: sid }, body: req });
     expect(first.status).toBe(201);
     expect(first.body.event_id).toBe(eventId);
-    const retry = await tk.call('appendEvent', { params: { id: sid }, body: req });
+    const retry = await t.tk.call('appendEvent', { params: { id: sid }, body: req });
     expect(retry.status).toBe(200);
     expect(retry.body.deduplicated).toBe(true);
     expect(retry.body).toMatchObject({ event_id: eventId, seq: first.body.seq, hash: first.body.hash });
     // The same UUID in upper case is the same id.
-    const upper = await tk.call('appendEvent', { params: { id: sid }, body: { ...req, event_id: eventId.toUpperCase() } });
+    const upper = await t.tk.call('appendEvent', { params: { id: sid }, body: { ...req, event_id: eventId.toUpperCase() } });
     expect(upper.status).toBe(200);
     expect(upper.body.seq).toBe(first.body.seq);
     expect(await eventRows(sid)).toBe(2);
 
-    const conflict = await refusal(tk.append(sid, { ...req, content: { input: 'different' } }));
+    const conflict = await refusal(t.tk.append(sid, { ...req, content: { input: 'different' } }));
     expect(conflict.status).toBe(409);
     expect(conflict.body.errors?.[0]?.field).toBe('event_id');
     const sid2 = await createSession();
-    const otherSession = await refusal(tk.append(sid2, req));
+    const otherSession = await refusal(t.tk.append(sid2, req));
     expect(otherSession.status).toBe(409);
     expect(otherSession.body.errors?.[0]?.field).toBe('event_id');
     expect(await eventRows(sid)).toBe(2);
@@ -218,10 +215,10 @@ describe('GET /v1/sessions/:id/events', () => {
   const types: EventType[] = ['USER_INPUT', 'LLM_RESPONSE', 'TOOL_CALL', 'TOOL_RESULT', 'LLM_RESPONSE', 'USER_INPUT', 'TOOL_CALL'];
   beforeAll(async () => {
     sid = await createSession();
+    let last = Date.now(); // not before the create's ts
     for (let i = 0; i < types.length; i++) {
       // Distinct millisecond timestamps, so time-range filters have exact answers.
-      await sleep(3);
-      await append(sid, types[i], { i });
+      last = (await appendAfter(last, sid, types[i], { i })).ts;
     }
   });
 
@@ -240,7 +237,7 @@ describe('GET /v1/sessions/:id/events', () => {
     let after: number | null = 0;
     let pages = 0;
     while (after !== null) {
-      const r: CallResponse<'listEvents'> = await tk.call('listEvents', { params: { id: sid }, query: { after_seq: after, limit } });
+      const r: CallResponse<'listEvents'> = await t.tk.call('listEvents', { params: { id: sid }, query: { after_seq: after, limit } });
       expect(r.status).toBe(200);
       const page = r.body.events;
       expect(page.length).toBeLessThanOrEqual(limit);
@@ -254,10 +251,10 @@ describe('GET /v1/sessions/:id/events', () => {
   });
 
   test('after_seq alone skips up to and including that seq', async () => {
-    const r = await tk.events(sid, { after_seq: 6 });
+    const r = await t.tk.events(sid, { after_seq: 6 });
     expect(r.events.map((e) => e.seq)).toEqual([7, 8]);
     expect(r.next_after_seq).toBeNull();
-    const past = await tk.events(sid, { after_seq: 8 });
+    const past = await t.tk.events(sid, { after_seq: 8 });
     expect(past.events).toEqual([]);
   });
 
@@ -265,25 +262,25 @@ describe('GET /v1/sessions/:id/events', () => {
     const events = await allEvents(sid);
     const from = events[2].ts;
     const to = events[5].ts;
-    const both = await tk.events(sid, { from_ts: from, to_ts: to });
+    const both = await t.tk.events(sid, { from_ts: from, to_ts: to });
     expect(both.events.map((e) => e.seq)).toEqual([3, 4, 5, 6]);
-    const onlyFrom = await tk.events(sid, { from_ts: events[6].ts });
+    const onlyFrom = await t.tk.events(sid, { from_ts: events[6].ts });
     expect(onlyFrom.events.map((e) => e.seq)).toEqual([7, 8]);
-    const onlyTo = await tk.events(sid, { to_ts: events[1].ts });
+    const onlyTo = await t.tk.events(sid, { to_ts: events[1].ts });
     expect(onlyTo.events.map((e) => e.seq)).toEqual([1, 2]);
-    const empty = await tk.events(sid, { from_ts: to, to_ts: from });
+    const empty = await t.tk.events(sid, { from_ts: to, to_ts: from });
     expect(empty.events).toEqual([]);
     // Combined with paging.
-    const paged = await tk.events(sid, { from_ts: from, to_ts: to, limit: 2 });
+    const paged = await t.tk.events(sid, { from_ts: from, to_ts: to, limit: 2 });
     expect(paged.events.map((e) => e.seq)).toEqual([3, 4]);
     expect(paged.next_after_seq).toBe(4);
-    const rest = await tk.events(sid, { from_ts: from, to_ts: to, limit: 2, after_seq: 4 });
+    const rest = await t.tk.events(sid, { from_ts: from, to_ts: to, limit: 2, after_seq: 4 });
     expect(rest.events.map((e) => e.seq)).toEqual([5, 6]);
     expect(rest.next_after_seq).toBeNull();
   });
 
   test('types filter returns only the listed types, in seq order', async () => {
-    const r = await tk.call('listEvents', { params: { id: sid }, query: { types: 'USER_INPUT,TOOL_CALL' } });
+    const r = await t.tk.call('listEvents', { params: { id: sid }, query: { types: 'USER_INPUT,TOOL_CALL' } });
     expect(r.status).toBe(200);
     expect(r.body.events.map((e) => [e.seq, e.type])).toEqual([
       [2, 'USER_INPUT'],
@@ -291,11 +288,11 @@ describe('GET /v1/sessions/:id/events', () => {
       [7, 'USER_INPUT'],
       [8, 'TOOL_CALL'],
     ]);
-    const create = await tk.events(sid, { types: 'SESSION_CREATE' });
+    const create = await t.tk.events(sid, { types: 'SESSION_CREATE' });
     expect(create.events.map((e) => e.seq)).toEqual([1]);
-    const none = await tk.events(sid, { types: 'SESSION_END' });
+    const none = await t.tk.events(sid, { types: 'SESSION_END' });
     expect(none.events).toEqual([]);
-    const withSpaces = await tk.events(sid, { types: ' LLM_RESPONSE , TOOL_RESULT ' });
+    const withSpaces = await t.tk.events(sid, { types: ' LLM_RESPONSE , TOOL_RESULT ' });
     expect(withSpaces.events.map((e) => e.seq)).toEqual([3, 5, 6]);
   });
 });
@@ -304,35 +301,35 @@ describe('POST /v1/sessions/:id/end', () => {
   test('200 with the SESSION_END event; then archived, and appends are 409', async () => {
     const sid = await createSession();
     const last = await append(sid, 'USER_INPUT', { input: 'bye' });
-    const end = await tk.call('endSession', { params: { id: sid }, body: { reason: 'user left' } });
+    const end = await t.tk.call('endSession', { params: { id: sid }, body: { reason: 'user left' } });
     expect(end.status).toBe(200);
     expect(end.body).toMatchObject({ session_id: sid, seq: 3, type: 'SESSION_END', content: { reason: 'user left' }, prev_hash: last.hash, deduplicated: false });
 
-    const s = await tk.session(sid);
+    const s = await t.tk.session(sid);
     expect(s.status).toBe('archived');
     expect(s.archived_ts).toBe(end.body.ts);
     expect(s.head).toEqual({ seq: 3, hash: end.body.hash, ts: end.body.ts });
 
-    const after = await refusal(tk.append(sid, { type: 'USER_INPUT', content: { input: 'late' } }));
+    const after = await refusal(t.tk.append(sid, { type: 'USER_INPUT', content: { input: 'late' } }));
     expect(after.status).toBe(409);
     expect(after.body.type).toMatch(/session_archived$/);
     expect(after.body.errors?.[0]?.field).toBe('session_id');
-    const again = await refusal(tk.end(sid, {}));
+    const again = await refusal(t.tk.end(sid, {}));
     expect(again.status).toBe(409);
     expect(await eventRows(sid)).toBe(3);
   });
 
   test('with no body the reason is "ended"; SESSION_END appended as an event also archives', async () => {
     const sid = await createSession();
-    const end = await tk.call('endSession', { params: { id: sid } }); // no body at all
+    const end = await t.tk.call('endSession', { params: { id: sid } }); // no body at all
     expect(end.status).toBe(200);
     expect(end.body.content).toEqual({ reason: 'ended' });
 
     const sid2 = await createSession();
-    const viaAppend = await tk.call('appendEvent', { params: { id: sid2 }, body: { type: 'SESSION_END', content: { reason: 'timeout' } } });
+    const viaAppend = await t.tk.call('appendEvent', { params: { id: sid2 }, body: { type: 'SESSION_END', content: { reason: 'timeout' } } });
     expect(viaAppend.status).toBe(201);
-    expect((await tk.session(sid2)).status).toBe('archived');
-    expect((await refusal(tk.append(sid2, { type: 'USER_INPUT', content: 1 }))).status).toBe(409);
+    expect((await t.tk.session(sid2)).status).toBe('archived');
+    expect((await refusal(t.tk.append(sid2, { type: 'USER_INPUT', content: 1 }))).status).toBe(409);
   });
 });
 
@@ -342,13 +339,13 @@ describe('GET /v1/sessions/:id', () => {
     await append(sid, 'USER_INPUT', { input: '1' });
     await append(sid, 'LLM_RESPONSE', { response: '2' });
     const last = await append(sid, 'USER_INPUT', { input: '3' });
-    const r = await tk.call('getSession', { params: { id: sid } });
+    const r = await t.tk.call('getSession', { params: { id: sid } });
     expect(r.status).toBe(200);
     expect(r.body.counts).toEqual({ events: 4, by_type: { SESSION_CREATE: 1, USER_INPUT: 2, LLM_RESPONSE: 1 } });
     expect(r.body.head).toEqual({ seq: 4, hash: last.hash, ts: last.ts });
     expect(r.body.workflow.workflow_id).toBe(`session/${sid}`);
     expect(r.body.workflow.ui_url).toContain(`session%2F${sid}`);
-    expect(r.body.workflow.ui_url.startsWith(`${sys.config.temporalUiUrl}/namespaces/`)).toBe(true);
+    expect(r.body.workflow.ui_url.startsWith(`${t.sys.config.temporalUiUrl}/namespaces/`)).toBe(true);
     expect(r.body.workflow.status).toBe('open');
     expect(r.body.workflow.run).toBe(1);
   });
@@ -361,10 +358,10 @@ describe('GET /v1/sessions', () => {
   beforeAll(async () => {
     for (const channel of ['web', 'sms', 'web', 'web', 'sms']) ids.push(await createSession({ agent_id: agent, channel }, 'v1_list'));
     ended = ids[3];
-    expect((await tk.call('endSession', { params: { id: ended }, body: { reason: 'done' } })).status).toBe(200);
+    expect((await t.tk.call('endSession', { params: { id: ended }, body: { reason: 'done' } })).status).toBe(200);
   });
   const sessionIds = (r: { body: { sessions: { session_id: string }[] } }) => r.body.sessions.map((s) => s.session_id);
-  const list = (query: NonNullable<Parameters<TimekeeperClient['listSessions']>[0]>) => tk.call('listSessions', { query });
+  const list = (query: NonNullable<Parameters<TimekeeperClient['listSessions']>[0]>) => t.tk.call('listSessions', { query });
 
   test('agent_id, channel and status filters', async () => {
     const all = await list({ agent_id: agent });
@@ -409,14 +406,14 @@ describe('GET /v1/sessions/:id/verify', () => {
     const sid = await createSession();
     for (const t of ['USER_INPUT', 'LLM_RESPONSE', 'TOOL_CALL', 'TOOL_RESULT'] as const) await append(sid, t, { t });
     let events = await allEvents(sid);
-    let r = await tk.call('verifySession', { params: { id: sid } });
+    let r = await t.tk.call('verifySession', { params: { id: sid } });
     expect(r.status).toBe(200);
     const head = events[events.length - 1].hash;
     expect(r.body).toEqual({ session_id: sid, ok: true, checked: 5, head_seq: 5, head_hash: head, anchor: { source: 'workflow', seq: 5, hash: head, ok: true }, log: expect.objectContaining({ ok: true }) });
 
-    await tk.end(sid, { reason: 'verified' });
+    await t.tk.end(sid, { reason: 'verified' });
     events = await allEvents(sid);
-    r = await tk.call('verifySession', { params: { id: sid } });
+    r = await t.tk.call('verifySession', { params: { id: sid } });
     expect(r.body).toMatchObject({ ok: true, checked: 6, head_seq: 6, head_hash: events[5].hash });
     expect(events[5].type).toBe('SESSION_END');
   });
@@ -434,13 +431,11 @@ describe('GET /v1/sessions/:id/context', () => {
       ['LLM_RESPONSE', { response: '北京今天晴，25度。' }],
       ['USER_INPUT', { input: '谢谢' }],
     ];
-    for (const [type, content] of script) {
-      await sleep(3);
-      await append(sid, type, content);
-    }
+    let last = Date.now();
+    for (const [type, content] of script) last = (await appendAfter(last, sid, type, content)).ts;
     events = await allEvents(sid);
   });
-  const ctx = (query: ContextQuery) => tk.call('getContext', { params: { id: sid }, query });
+  const ctx = (query: ContextQuery) => t.tk.call('getContext', { params: { id: sid }, query });
 
   test("lang=zh gives the seed's lines", async () => {
     const r = await ctx({ lang: 'zh', timestamps: 'false' });

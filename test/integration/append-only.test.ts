@@ -7,7 +7,7 @@
  */
 import { Pool } from 'pg';
 import { createPool, quoteIdent } from '../../lib/db';
-import { testEnv } from '../support/system';
+import { testEnv } from '../support';
 
 let owner: Pool;
 let app: Pool;

@@ -18,7 +18,7 @@ import { migrate } from '../../lib/migrate';
 import { freePort } from '../../lib/temporal-server';
 import { SessionStore } from '../../lib/store/sessions';
 import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
-import { testEnv, uniqueSessionId } from '../support/system';
+import { testEnv, uniqueSessionId } from '../support';
 
 jest.setTimeout(180_000);
 

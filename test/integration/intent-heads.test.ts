@@ -7,7 +7,7 @@
  * it and the rebuild restores it from the chains.
  */
 import { IntentStore } from '../../lib/store/intents';
-import { startTestSystem, TestSystem } from '../support/system';
+import { startTestSystem, TestSystem } from '../support';
 
 let sys: TestSystem;
 beforeAll(async () => {

@@ -15,7 +15,7 @@ import { IntentClient } from '../../clients/intents';
 import { databaseInstanceReader } from '../../lib/store/instance';
 import { IntentStore } from '../../lib/store/intents';
 import { intentWorkflow } from '../../workflows/intents/workflow';
-import { refusal, startTestSystem, TestSystem } from '../support/system';
+import { refusal, startTestSystem, TestSystem, uid, eventually, sleep, type WaitOptions } from '../support';
 
 interface Wake {
   headers: http.IncomingHttpHeaders;
@@ -40,18 +40,31 @@ async function wakeServer(failFirst = 0) {
   return { wakes, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/wake`, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How this file polls: every 100 ms, a failing check fails the wait. */
+const POLL: WaitOptions = { stepMs: 100, errors: 'throw' };
 let n = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${n++}`;
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
+/**
+ * Resolves once the intent's workflow (its current run) has scheduled a wakeAgent activity and
+ * every one it scheduled has closed: the deliveries it makes (retries included) are all made.
+ * Resolves with how many it scheduled.
+ */
+async function wakesSettled(id: string): Promise<number> {
+  return eventually(
+    `the wake deliveries of ${id} to finish`,
+    async () => {
+      const events = (await sys.client.workflow.getHandle(`intent/${id}`).fetchHistory()).events ?? [];
+      const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'wakeAgent').map((e) => Number(e.eventId));
+      const closed = new Set(
+        events
+          .map((e) => e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes)
+          .filter((a) => a)
+          .map((a) => Number(a!.scheduledEventId)),
+      );
+      return scheduled.length > 0 && scheduled.every((x) => closed.has(x)) ? scheduled.length : undefined;
+    },
+    POLL,
+  );
 }
 
 let sys: TestSystem;
@@ -75,7 +88,7 @@ test('a zombie intent expires: still requested after ttl_s it becomes blocked wi
   const started = Date.now();
   await create({ event_id: id, ttl_s: 1 });
   expect((await get(id)).workflow.next).toMatchObject({ action: 'expire' });
-  const b = await waitFor('expiry', statusIs(id, 'blocked'));
+  const b = await eventually('expiry', statusIs(id, 'blocked'), POLL);
   expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
   const last = b.transitions[b.transitions.length - 1];
   expect(last).toMatchObject({ from: 'requested', to: 'blocked', actor: 'system', data: { error: 'expired', retry: false, expired_status: 'requested' } });
@@ -126,7 +139,7 @@ test('per-domain TTLs from configuration apply when the create gives none; in-pr
   const c = await create({ event_id: id, domain: 'fast' });
   expect(c.ttl_s).toBe(1);
   expect((await patch(id, { status: 'in-progress' })).status).toBe(200);
-  const b = await waitFor('expiry', statusIs(id, 'blocked'));
+  const b = await eventually('expiry', statusIs(id, 'blocked'), POLL);
   expect(b.last_data).toMatchObject({ error: 'expired', expired_status: 'in-progress' });
   const other = await create({ event_id: uid('SLOW'), domain: 'slow' });
   expect(other.ttl_s).toBe(86400);
@@ -143,13 +156,14 @@ test('blocked with retry and retry_after re-opens at that time and wakes the age
   expect((await get(id)).workflow.next).toEqual({ action: 'retry', at: retryAt });
   expect(hook.wakes).toHaveLength(0);
 
-  const reopened = await waitFor('re-open', statusIs(id, 'requested'));
+  const reopened = await eventually('re-open', statusIs(id, 'requested'), POLL);
   expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(retryAt));
   const last = reopened.transitions[reopened.transitions.length - 1];
   expect(last).toMatchObject({ from: 'blocked', to: 'requested', note: 'retry_after reached', actor: 'system', data: { retry_after: retryAt } });
 
-  await waitFor('wake', async () => (hook.wakes.length ? true : undefined));
-  await sleep(1500); // nothing more arrives
+  await eventually('wake', async () => (hook.wakes.length ? true : undefined), POLL);
+  // One wake delivery, and it has finished: nothing more arrives.
+  expect(await wakesSettled(id)).toBe(1);
   expect(hook.wakes).toHaveLength(1);
   const w = hook.wakes[0];
   expect(w.headers.authorization).toBe('Bearer wake-secret-1');
@@ -173,10 +187,11 @@ test('a failed wake delivery is retried with the same idempotency key; a retry_a
   await create({ event_id: id });
   const t0 = Date.now();
   await patch(id, { status: 'blocked', data: { error: 'e', next_step: 'n', retry: true, retry_after: '2020-01-01T00:00:00Z' } });
-  await waitFor('re-open', statusIs(id, 'requested'));
+  await eventually('re-open', statusIs(id, 'requested'), POLL);
   expect(Date.now() - t0).toBeLessThan(5000);
-  await waitFor('second delivery', async () => (hook.wakes.length >= 2 ? true : undefined));
-  await sleep(500);
+  await eventually('second delivery', async () => (hook.wakes.length >= 2 ? true : undefined), POLL);
+  // One wake delivery (the second call its retry), and it has finished: nothing more arrives.
+  expect(await wakesSettled(id)).toBe(1);
   expect(hook.wakes).toHaveLength(2);
   expect(hook.wakes[0].headers['idempotency-key']).toBe(hook.wakes[1].headers['idempotency-key']);
 });
@@ -252,7 +267,7 @@ test('an open intent whose workflow was terminated: a PATCH restarts it from the
   const intents = IntentClient.fromConfig(sys.client, sys.pool, sys.config);
   expect(await intents.reconcileOpen()).toContain(z);
   expect(await intents.reconcileOpen()).not.toContain(z);
-  const b = await waitFor('expiry after the restart', statusIs(z, 'blocked'));
+  const b = await eventually('expiry after the restart', statusIs(z, 'blocked'), POLL);
   expect(b.last_data).toMatchObject({ error: 'expired', expired_status: 'requested' });
   expect(b.transitions.map((t) => t.seq)).toEqual([1, 2]);
   expect((await sys.tk.intents.verify(z)).ok).toBe(true);
@@ -280,13 +295,14 @@ test('a blocked retry intent whose workflow was terminated: the sweep restarts i
   expect(await intents.reconcileOpen()).not.toContain(id);
   expect((await get(id)).workflow).toMatchObject({ open: true, next: { action: 'retry', at: retryAt } });
 
-  const reopened = await waitFor('re-open', statusIs(id, 'requested'));
+  const reopened = await eventually('re-open', statusIs(id, 'requested'), POLL);
   expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(retryAt));
   const last = reopened.transitions[reopened.transitions.length - 1];
   expect(last).toMatchObject({ seq: 3, from: 'blocked', to: 'requested', note: 'retry_after reached', actor: 'system', data: { retry_after: retryAt } });
   const mine = () => hook.wakes.filter((w) => w.body.text.includes(id));
-  await waitFor('wake', async () => (mine().length ? true : undefined));
-  await sleep(1500); // nothing more arrives
+  await eventually('wake', async () => (mine().length ? true : undefined), POLL);
+  // One wake delivery from the restarted run, and it has finished: nothing more arrives.
+  expect(await wakesSettled(id)).toBe(1);
   expect(mine()).toHaveLength(1);
   expect(mine()[0].headers.authorization).toBe('Bearer sweep-wake-token');
   expect(mine()[0].headers['idempotency-key']).toBe(last.transition_id);

@@ -12,7 +12,7 @@ import { loadKeyStore } from '../../api/auth';
 import { parseConfig } from '../../integrations/openclaw/src/config';
 import { TimekeeperRecorder } from '../../integrations/openclaw/src/recorder';
 import { createDeliver } from '../../integrations/openclaw/src/timekeeper';
-import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
+import { startTestSystem, uniqueSessionId, type TestSystem } from '../support';
 
 let sys: TestSystem;
 beforeAll(async () => {

@@ -19,9 +19,8 @@ import { EventType } from '../../lib/domain/sessions';
 import { databaseInstanceReader } from '../../lib/store/instance';
 import { intentWorkflow } from '../../workflows/intents/workflow';
 import { createdUpdate, stateQuery, transitionUpdate } from '../../workflows/intents/messages';
-import { eventually } from '../support/fake-services';
+import { eventually, startTestSystem, uniqueSessionId, type TestSystem } from '../support';
 import { LEGACY_POISON_MARK } from '../support/legacy-intent-worker';
-import { startTestSystem, uniqueSessionId, type TestSystem } from '../support/system';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -227,7 +226,7 @@ describe('intents wedged by the code before the fix', () => {
     await killLegacyWorker();
     await sys.startWorker();
     const handle = sys.client.workflow.getHandle(intentWorkflowId(eventId));
-    await eventually(async () => (await handle.describe()).status.name === 'FAILED', 60_000, 500);
+    await eventually(async () => (await handle.describe()).status.name === 'FAILED', { timeoutMs: 60_000, stepMs: 500 });
     expect(await transitions(eventId)).toEqual([]);
     expect((await intents.create({ eventId, domain: 'test', action: 'clean' })).seq).toBe(1);
     expect((await handle.query(stateQuery)).status).toBe(IntentStatus.Requested);

@@ -15,8 +15,7 @@ import { createApp } from '../../api/app';
 import { loadKeyStore } from '../../api/auth';
 import { LIMITS } from '../../lib/domain/limits';
 import { freePort, startDevServer, type DevServer } from '../../lib/temporal-server';
-import { startTestSystem, TestSystem } from '../support/system';
-import { spawnWorker } from '../support/spawn-worker';
+import { startTestSystem, TestSystem, spawnWorker } from '../support';
 
 
 interface Ready {

@@ -12,7 +12,7 @@ import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { EventType, sessionWorkflowId, type JsonValue } from '../../lib/domain/sessions';
 import { computeEventHash } from '../../lib/hash-chain';
 import { SessionStore } from '../../lib/store/sessions';
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 let sys: TestSystem;
 let sessions: SessionClient;

@@ -14,13 +14,15 @@ import { AppendReceipt, AppendRequest, EventType, SessionSettings, sessionWorkfl
 import type { JsonValue } from '../../lib/domain/canonical-json';
 import { EndRequest, appendUpdate, createdUpdate, endUpdate, stateQuery } from '../../workflows/sessions/messages';
 import { sessionWorkflow } from '../../workflows/sessions/workflow';
-import { FakeSessionWriter, SessionScript, gate, sleep, waitFor } from '../support/fake-activities';
-import { testEnv, uniqueSessionId } from '../support/system';
+import { FakeSessionWriter, SessionScript, gate } from '../support/fake-activities';
+import { testEnv, uniqueSessionId, eventually, sleep, type WaitOptions } from '../support';
 import { workflowSinksOff } from '../../worker/otel';
 
 
 /** Long enough for updates sent on localhost to be admitted by the server while a write is held. */
 const SETTLE_MS = 500;
+/** How this file polls the fake writer: every 20 ms, a failing check fails the wait. */
+const POLL: WaitOptions = { timeoutMs: 10_000, stepMs: 20, errors: 'throw' };
 
 let client: Client;
 let connection: Connection;
@@ -179,10 +181,11 @@ test('a queue longer than the batch bound is cut into batches of at most LIMITS.
   const { sessionId, handle } = await startSession();
   const hold = holdNextWrite(sessionId);
   const first = handle.executeUpdate(appendUpdate, { args: [req({ first: true })] });
-  await waitFor('the held write', () => fake.appendCallsFor(sessionId).length === 1);
+  await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
   const n = LIMITS.appendBatchEvents + 50;
   const burst = Array.from({ length: n }, (_, i) => handle.executeUpdate(appendUpdate, { args: [req({ i })] }));
-  await sleep(SETTLE_MS * 2);
+  // The whole burst waits in the workflow's queue behind the held write.
+  await eventually('the burst queued', async () => (await handle.query(stateQuery)).queued === n, POLL);
   hold.open();
   expect((await first).event.seq).toBe(2);
   expectContiguous(await Promise.all(burst), 3);
@@ -197,7 +200,7 @@ test('large contents are batched within the byte bound; an item does not ride al
   const { sessionId, handle } = await startSession({ maxContentBytes: big + 100 });
   const hold = holdNextWrite(sessionId);
   const first = handle.executeUpdate(appendUpdate, { args: [req('small')] });
-  await waitFor('the held write', () => fake.appendCallsFor(sessionId).length === 1);
+  await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
   const burst = [0, 1, 2].map((i) => handle.executeUpdate(appendUpdate, { args: [req(String(i).repeat(big))] }));
   await sleep(SETTLE_MS);
   hold.open();
@@ -216,7 +219,7 @@ test('an item the writer refuses fails only its own caller, with code, message, 
         : undefined,
   });
   const first = handle.executeUpdate(appendUpdate, { args: [req({ first: true })] });
-  await waitFor('the held write', () => fake.appendCallsFor(sessionId).length === 1);
+  await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
   const reqs = [req({ a: 1 }), req({ refuse: true }), req({ b: 2 }), req({ c: 3 })];
   const results = reqs.map((r) => handle.executeUpdate(appendUpdate, { args: [r] }));
   await sleep(SETTLE_MS);
@@ -244,7 +247,7 @@ describe.each([
       },
     });
     const first = handle.executeUpdate(appendUpdate, { args: [req({ first: true })] });
-    await waitFor('the held write', () => fake.appendCallsFor(sessionId).length === 1);
+    await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
     const doomed = [req({ fail: true }), req({ x: 1 }), req({ x: 2 })].map((r) => handle.executeUpdate(appendUpdate, { args: [r] }));
     await sleep(SETTLE_MS);
     hold.open();
@@ -361,7 +364,7 @@ test('updates arriving after an end are refused with session_archived and never 
   const { sessionId, handle } = await startSession();
   const hold = holdNextWrite(sessionId);
   const first = handle.executeUpdate(appendUpdate, { args: [req({ first: true })] });
-  await waitFor('the held write', () => fake.appendCallsFor(sessionId).length === 1);
+  await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
   // Admitted in this order, so the workflow sees the end first.
   const end = handle.executeUpdate(endUpdate, { args: [endReq('done')] });
   await sleep(SETTLE_MS);

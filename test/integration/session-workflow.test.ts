@@ -8,7 +8,7 @@ import { computeEventHash } from '../../lib/hash-chain';
 import { SessionStore } from '../../lib/store/sessions';
 import { LIMITS } from '../../lib/domain/limits';
 import type { TimekeeperClient } from '../../api/client';
-import { settle, startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
+import { settle, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 import { asDatabaseAttacker } from '../support/db-attacker';
 
 let sys: TestSystem;

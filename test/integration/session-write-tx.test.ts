@@ -13,7 +13,7 @@ import { createSessionActivities } from '../../activities/sessions';
 import { createPool } from '../../lib/db';
 import { EventType } from '../../lib/domain/sessions';
 import { SessionStore } from '../../lib/store/sessions';
-import { testEnv } from '../support/system';
+import { eventually, testEnv } from '../support';
 
 let pool: Pool;
 let store: SessionStore;
@@ -79,8 +79,10 @@ test('two writers of one session are serialised by the lock taken with BEGIN', a
   });
   await firstEntered;
   const second = store.write(s, NOTHING, async () => void order.push('second in'));
-  // Give the second writer time to reach the lock; it must still be waiting.
-  await new Promise((r) => setTimeout(r, 300));
+  // The second writer waits on the lock (this database's lock table says so); it must not have got in.
+  const waiting = async () =>
+    (await pool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")).rows[0].n > 0;
+  await eventually('the second writer to wait on the session lock', waiting, { stepMs: 20 });
   expect(order).toEqual(['first in']);
   releaseFirst();
   await Promise.all([first, second]);

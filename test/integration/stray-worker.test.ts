@@ -10,7 +10,7 @@ import { deriveAppUrl } from '../../lib/config';
 import { createPool, quoteIdent, withDatabase } from '../../lib/db';
 import { migrate } from '../../lib/migrate';
 import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
-import { refusal, startTestSystem, testEnv, TestSystem, uniqueSessionId } from '../support/system';
+import { refusal, startTestSystem, testEnv, TestSystem, uniqueSessionId } from '../support';
 
 let sys: TestSystem;
 let otherPool: Pool;

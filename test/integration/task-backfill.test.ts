@@ -4,8 +4,8 @@
  * of the same range starts nothing; the agent is told it woke for a backfill. Refusals name
  * the field and start nothing. Real Temporal and PostgreSQL; a local webhook agent.
  */
-import { refusal } from '../support/system';
-import { eventually, protocolAnswer, Received } from '../support/fake-services';
+import { refusal, eventually } from '../support';
+import { protocolAnswer, Received } from '../support/fake-services';
 import { useTaskTestSystem } from '../support/task-system';
 
 const t = useTaskTestSystem();

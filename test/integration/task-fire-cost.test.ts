@@ -6,7 +6,8 @@
  */
 import { temporal } from '@temporalio/proto';
 import { schedulerWorkflowId } from '../../lib/domain/tasks';
-import { eventually, protocolAnswer } from '../support/fake-services';
+import { protocolAnswer } from '../support/fake-services';
+import { eventually } from '../support';
 import { useTaskTestSystem } from '../support/task-system';
 
 const t = useTaskTestSystem();

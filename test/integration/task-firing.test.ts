@@ -7,14 +7,14 @@
 import { LIMITS } from '../../lib/domain/limits';
 import { createHmac } from 'node:crypto';
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId, uniqueTaskId } from '../support/system';
-import { chatAnswer, eventually, fakeServers, protocolAnswer, Received } from '../support/fake-services';
+import { refusal, startTestSystem, TestSystem, uniqueSessionId, uid, eventually } from '../support';
+import { chatAnswer, fakeServers, protocolAnswer, Received } from '../support/fake-services';
+import { schedulerAtRest, schedulerState } from '../support/task-system';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
 const servers = fakeServers();
 const server = servers.start;
-const uid = uniqueTaskId;
 
 beforeAll(async () => {
   sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });
@@ -57,10 +57,14 @@ test('a 6-field cron with seconds fires for real, one run per fire time with id 
   expect(new Set(done.map((r) => r.run_id)).size).toBe(done.length);
 
   await tk.tasks.pause(id);
-  await new Promise((r) => setTimeout(r, 1000));
+  // The scheduler took the pause in and rests with no wake set (a fire under way at the pause has finished): nothing may start from here.
+  const paused = await schedulerAtRest(sys, id, { until: (st) => !st.enabled });
   const before = (await runs(id)).length;
-  await new Promise((r) => setTimeout(r, 3000));
+  // A fire time of the 2-second grid passes while it is paused: still no run, and the scheduler still rests.
+  const nextOnGrid = Math.ceil((Date.now() + 1) / 2000) * 2000;
+  await eventually('a fire time to pass while paused', () => Date.now() > nextOnGrid + 1000);
   expect((await runs(id)).length).toBe(before);
+  expect(await schedulerState(sys, id)).toMatchObject({ enabled: false, nextFireMs: null, fires: paused.fires });
 });
 
 test('retries follow the backoff list as durable timers, then succeed; an `at` task completes and is kept', async () => {

@@ -7,13 +7,13 @@
 import type { CallRequest, ResponseBody } from '../../api/client';
 import { schedulerWorkflowId } from '../../lib/domain/tasks';
 import { TaskStore } from '../../lib/store/tasks';
-import { eventually, protocolAnswer } from '../support/fake-services';
+import { protocolAnswer } from '../support/fake-services';
+import { eventually } from '../support';
 import { useTaskTestSystem } from '../support/task-system';
 
 type RunView = ResponseBody<'listTaskRuns'>['runs'][number];
 
 const t = useTaskTestSystem();
-const uid = t.uid;
 
 /** A webhook agent that takes `delayMs` to answer, counting how many calls it has at once. */
 async function slowAgent(delayMs: number) {
@@ -67,7 +67,7 @@ function expectEveryFireTimeOnce(all: RunView[], everyMs: number) {
 
 test('buffer_one: a fire time during a run waits and starts right after it; a third is skipped with the reason recorded', async () => {
   const agent = await slowAgent(2500);
-  const id = uid('buffer');
+  const id = t.uid('buffer');
   await createTask(id, agent.url, 1, { overlap: 'buffer_one' });
   await untilTwoRanAndOneSkipped(id);
   const all = await stopAndSettle(id);
@@ -93,7 +93,7 @@ test('buffer_one: a fire time during a run waits and starts right after it; a th
 
 test('allow with max_concurrency 2: two runs at once, a third fire time is skipped', async () => {
   const agent = await slowAgent(2500);
-  const id = uid('allow');
+  const id = t.uid('allow');
   await createTask(id, agent.url, 1, { overlap: 'allow', max_concurrency: 2 });
   await untilTwoRanAndOneSkipped(id);
   const all = await stopAndSettle(id);
@@ -116,7 +116,7 @@ test('allow with max_concurrency 2: two runs at once, a third fire time is skipp
 
 test('cancel_previous: the running run is cancelled and recorded as cancelled; the new one runs', async () => {
   const agent = await slowAgent(3000);
-  const id = uid('cancel');
+  const id = t.uid('cancel');
   await createTask(id, agent.url, 2, { overlap: 'cancel_previous', auto_disable_after: 1 });
   await eventually(async () => ((await runs(id)).filter((r) => r.reason?.startsWith('cancelled:')).length >= 2 ? true : undefined), 20_000);
   // Deleting stops the fire times; the newest run is left alone and finishes.
@@ -144,7 +144,7 @@ test('cancel_previous: the running run is cancelled and recorded as cancelled; t
 
 test('a cancelled run neither counts towards auto-disable nor breaks a row of real failures', async () => {
   const store = new TaskStore(t.sys.pool);
-  const taskId = uid('count');
+  const taskId = t.uid('count');
   const log = (n: number, status: 'failed' | 'success', reason?: string) =>
     store.recordRun({ runId: `run/${taskId}/${n}`, taskId, status, reason, trigger: 'schedule', nominalMs: n * 1000, startedMs: n * 1000, finishedMs: n * 1000 + 1, attempt: 1 });
   await log(1, 'failed', 'failed after 1 attempt: boom');

@@ -3,29 +3,15 @@
  * fire time and runs none twice; after a longer outage the misfire policy decides, with no
  * burst of stale runs.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { TimekeeperClient } from '../../api/client';
-import { WORKER_NODE_ARGS } from '../../bin/run';
-import { startTestSystem, TestSystem } from '../support/system';
-import { eventually, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
+import { eventually, sleep, spawnWorker, startTestSystem, TestSystem, uid } from '../support';
+import { fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-
-function spawnWorker(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...WORKER_NODE_ARGS, path.join(ROOT, 'test', 'support', 'worker-process.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOUND_ALLOW: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  workers.push(child);
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
-    child.stdout!.on('data', (b: Buffer) => {
-      if (b.toString().includes('worker ready')) resolve(child);
-    });
-  });
-}
+/** A test worker whose task requests may reach the local stand-in agent; killed after each test. */
+const startWorker = (taskQueue: string) => spawnWorker(taskQueue, { env: { OUTBOUND_ALLOW: '127.0.0.1' }, onSpawn: (w) => workers.push(w) });
+/** The first time on a grid of `stepMs` (aligned to the epoch, as the tasks' grids are) after `ms`. */
+const nextOnGrid = (ms: number, stepMs: number) => Math.floor(ms / stepMs) * stepMs + stepMs;
 const kill = (w: ChildProcess) =>
   w.exitCode !== null || w.signalCode !== null
     ? Promise.resolve()
@@ -38,15 +24,13 @@ let sys: TestSystem;
 let tk: TimekeeperClient;
 let agent: FakeServer;
 const workers: ChildProcess[] = [];
-let counter = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
 
 beforeAll(async () => {
   sys = await startTestSystem({ worker: false, config: { outboundAllowHosts: ['127.0.0.1'] } });
   tk = sys.tk;
   // Answers after 700 ms, so a kill often lands mid-run.
   agent = await fakeServer(async (r) => {
-    await new Promise((ok) => setTimeout(ok, 700));
+    await sleep(700);
     return { body: protocolAnswer(JSON.parse(r.body).task_id) };
   });
 });
@@ -62,7 +46,7 @@ const runs = async (taskId: string) => (await tk.tasks.runs(taskId, { limit: 100
 
 test('SIGKILL of the worker mid-run: every fire time is run or skipped exactly once, none lost, none stuck', async () => {
   const q = sys.config.taskQueue;
-  let w = await spawnWorker(q);
+  let w = await startWorker(q);
   const id = uid('crash');
   const created = await tk.call('createTask', {
     body: {
@@ -75,10 +59,12 @@ test('SIGKILL of the worker mid-run: every fire time is run or skipped exactly o
     },
   });
   expect(created.status).toBe(201);
-  await eventually(async () => (await runs(id)).some((r) => r.status === 'running'), 10_000, 50);
+  await eventually(async () => (await runs(id)).some((r) => r.status === 'running'), { timeoutMs: 10_000, stepMs: 50 });
   await kill(w);
-  await new Promise((r) => setTimeout(r, 3000));
-  w = await spawnWorker(q);
+  // Down until a fire time of the 2-second grid has passed with no worker (and the killed run's attempt is lost mid-way).
+  const firstWhileDown = nextOnGrid(Date.now(), 2000);
+  await eventually('a fire time to pass while no worker runs', () => Date.now() > firstWhileDown + 1000, { timeoutMs: 5_000, stepMs: 50 });
+  w = await startWorker(q);
   const upAt = Date.now();
   // Firing goes on after the restart: wait for a run scheduled after it to succeed, then stop the task.
   await eventually(async () => (await runs(id)).some((r) => r.status === 'success' && Date.parse(r.scheduled_at) > upAt), 40_000);
@@ -102,7 +88,7 @@ test.each([
   ['skip', 0],
 ] as const)('after an outage longer than the grace, misfire %s runs %i of the missed fire times and skips the rest', async (policy, expectedMisfireRuns) => {
   const q = sys.config.taskQueue;
-  let w = await spawnWorker(q);
+  let w = await startWorker(q);
   const id = uid(`misfire-${policy}`);
   await tk.tasks.create({
     task_id: id,
@@ -116,8 +102,10 @@ test.each([
   await eventually(async () => (await runs(id)).some((r) => r.status === 'success'), 10_000);
   await kill(w);
   const downAt = Date.now();
-  await new Promise((r) => setTimeout(r, 8000));
-  w = await spawnWorker(q);
+  // Down for six fire times of the 1-second grid (well past the grace of 1 s): at least four are missed beyond it.
+  const sixthWhileDown = nextOnGrid(downAt, 1000) + 5000;
+  await eventually('six fire times to pass while no worker runs', () => Date.now() > sixthWhileDown + 500, { timeoutMs: 10_000, stepMs: 50 });
+  w = await startWorker(q);
   const upAt = Date.now();
   await eventually(async () => (await runs(id)).some((r) => Date.parse(r.scheduled_at) > upAt + 2000), 30_000);
   await tk.tasks.pause(id);

@@ -6,14 +6,14 @@
  * retry on durable timers. Real Temporal and PostgreSQL.
  */
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { refusal, startTestSystem, TestSystem, uniqueTaskId } from '../support/system';
-import { eventually, fakeOpenClawGateway, fakeServers, protocolAnswer } from '../support/fake-services';
+import { refusal, startTestSystem, TestSystem, uid, eventually } from '../support';
+import { fakeOpenClawGateway, fakeServers, protocolAnswer } from '../support/fake-services';
+import { runStateQuery } from '../../workflows/tasks/messages';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
 const servers = fakeServers();
 const server = servers.start;
-const uid = uniqueTaskId;
 const OPENCLAW_TOKEN = 'oc-hooks-token-for-tests';
 const PROBLEM = (code: string) => `https://timekeeper.dev/problems/${code}`;
 
@@ -44,8 +44,8 @@ test('webhook 202: the result posted to result_url completes the run with that a
   await eventually(async () => agent.received.length === 1);
   const ctx = JSON.parse(agent.received[0].body);
   expect(ctx.result_url).toBe(`${sys.baseUrl}/v1/runs/${encodeURIComponent(ctx.run_id)}/result`);
-  // The run waits: no outcome yet, nothing delivered.
-  await new Promise((r) => setTimeout(r, 500));
+  // The run waits (it took the 202 in): no outcome yet, nothing delivered.
+  await eventually('the run to wait for its result', async () => (await sys.client.workflow.getHandle(ctx.run_id).query(runStateQuery)).status === 'waiting');
   expect((await tk.runs.get(ctx.run_id)).status).toBe('running');
   expect(hook.received).toHaveLength(0);
 
@@ -113,12 +113,12 @@ test('no result within timeout_s: the attempt times out, the retry ladder runs (
     retry: { max_attempts: 3, initial_interval_s: 0.5, backoff_coefficient: 3 },
   });
   // Attempt 1: silence. Attempt 2 (0.5 s later): the agent reports `failed` → retry. Attempt 3 (1.5 s later): `failed` again → the run fails.
-  await eventually(async () => agent.received.length === 2, 20_000, 50);
+  await eventually(async () => agent.received.length === 2, { timeoutMs: 20_000, stepMs: 50 });
   const runId = JSON.parse(agent.received[1].body).run_id as string;
   expect(JSON.parse(agent.received[1].body).attempt).toBe(2);
   const failedAnswer = answerFor(id, { status: 'failed', summary: 'source down' });
   expect(await tk.runs.reportResult(runId, failedAnswer)).toMatchObject({ attempt: 2, outcome: 'retry', deduplicated: false });
-  await eventually(async () => agent.received.length === 3, 20_000, 50);
+  await eventually(async () => agent.received.length === 3, { timeoutMs: 20_000, stepMs: 50 });
   const last = answerFor(id, { status: 'failed', summary: 'still down' });
   expect(await tk.runs.reportResult(runId, last)).toMatchObject({ attempt: 3, outcome: 'failed' });
 

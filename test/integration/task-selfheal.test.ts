@@ -14,8 +14,8 @@ import { TaskClient } from '../../clients/tasks';
 import { taskRunQueues } from '../../lib/config';
 import { TaskStore } from '../../lib/store/tasks';
 import { followUpCreator } from '../../worker/follow-ups';
-import { eventually, protocolAnswer, Received, serverPool } from '../support/fake-services';
-import { refusal, startTestSystem, TestSystem, uniqueSessionId as uid } from '../support/system';
+import { protocolAnswer, Received, serverPool } from '../support/fake-services';
+import { eventually, refusal, startTestSystem, TestSystem, uniqueSessionId as uid } from '../support';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;

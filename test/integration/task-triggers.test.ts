@@ -6,15 +6,13 @@
  * outcomes. Real Temporal and PostgreSQL; a local HTTP server is the webhook agent.
  */
 import type { CallRequest, TimekeeperClient } from '../../api/client';
-import { startTestSystem, TestSystem } from '../support/system';
-import { eventually, fakeServer, FakeServer, protocolAnswer, Received } from '../support/fake-services';
+import { startTestSystem, TestSystem, eventually, uid, sleep } from '../support';
+import { fakeServer, FakeServer, protocolAnswer, Received } from '../support/fake-services';
+import { schedulerAtRest } from '../support/task-system';
 
 let sys: TestSystem;
 let tk: TimekeeperClient;
 let agent: FakeServer;
-let counter = 0;
-const uid = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   sys = await startTestSystem({ config: { outboundAllowHosts: ['127.0.0.1'] } });
@@ -58,7 +56,8 @@ test('delay with deduplicate: three events inside the delay start exactly one ru
   const prompt = promptsOf(id)[0];
   expect(prompt.time_context).toContain(`signal "${event}" (${event}-0)`);
   expect(prompt.time_context).toContain('2 more events with its dedupe key joined this run');
-  await sleep(1500);
+  // Every event is taken in and nothing waits any more: the events deduplicated into this run start none of their own.
+  await schedulerAtRest(sys, id, { signals: 3 });
   expect(await runs(id)).toHaveLength(1);
 
   // After the run: a new event opens a new wait.
@@ -95,7 +94,9 @@ test('condition with window and cooldown: fires when sustained, not inside the c
   await sleep(2500);
   await tk.signals.send({ name, value: 0.0 });
   const cooldownEnd = firedAt + 6000;
-  await sleep(Math.max(0, cooldownEnd - Date.now()) + 1500);
+  // Past the cooldown's end, with all four readings taken in and nothing due there: what held inside the cooldown started nothing.
+  await eventually('the cooldown to end', () => Date.now() > cooldownEnd);
+  await schedulerAtRest(sys, id, { signals: 4, noWakeBefore: cooldownEnd + 60_000 });
   expect((await runs(id)).map((r) => r.run_id)).toEqual([r1.run_id]);
 
   // After the cooldown: sustained again → a second run.
@@ -118,7 +119,8 @@ test('a run-outcome condition: task X failed twice in a row → the diagnosis ta
     await eventually(async () => (await runs(flaky)).filter((r) => r.status === 'failed').length === n);
   };
   await failNow(1);
-  await sleep(1500);
+  // The first outcome is taken in and nothing waits: one failure starts no diagnosis.
+  await schedulerAtRest(sys, diag, { signals: 1 });
   expect(await runs(diag)).toEqual([]);
   await failNow(2);
   const r = await eventually(async () => (await runs(diag)).find((x) => x.status === 'success'));
@@ -132,7 +134,7 @@ test('a run-outcome condition: task X failed twice in a row → the diagnosis ta
   ]);
   // A third failure keeps the condition true: cooldown 0 fires again only after it was false.
   await failNow(3);
-  await sleep(1500);
+  await schedulerAtRest(sys, diag, { signals: 3 });
   expect(await runs(diag)).toHaveLength(1);
 });
 
@@ -154,8 +156,12 @@ test('a scheduler that was lost takes the stored signals in again when it starts
   // Once more: a third start of the scheduler reads both back again; their runs are not started twice.
   await sys.client.workflow.getHandle(`task/${id}`).terminate('test: lose it again');
   await tk.signals.send({ name: event, values: { host: 'web-2' }, signal_id: `${event}-late` });
-  await eventually(async () => (await runs(id)).length === 3);
-  await sleep(3000);
+  await eventually(async () => {
+    const rs = await runs(id);
+    return rs.length === 3 && rs.every((r) => r.status === 'success');
+  });
+  // The fresh scheduler took the late signal in and has nothing waiting: the runs it read back start no second time.
+  await schedulerAtRest(sys, id, { signals: 1 });
   expect((await runs(id)).length).toBe(3);
   expect(promptsOf(id)).toHaveLength(3);
 });

@@ -6,9 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { SessionStore } from '../../lib/store/sessions';
 import { TimekeeperApiError, TimekeeperContractError, type TimekeeperClient } from '../../api/client';
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support/system';
-import { eventually } from '../support/fake-services';
-import { spawnWorker } from '../support/spawn-worker';
+import { startTestSystem, TestSystem, uniqueSessionId, eventually, spawnWorker } from '../support';
 
 /** What a well-behaved client does: retry a failed append with the same idempotency key. */
 async function appendWithRetry(tk: TimekeeperClient, id: string, n: number) {
@@ -63,7 +61,7 @@ test('SIGKILL of the worker mid-append loses and duplicates nothing acknowledged
   const before = await eventually(async () => {
     const n = await stored();
     return n > sessions.length ? n : undefined;
-  }, 60_000, 20);
+  }, { timeoutMs: 60_000, stepMs: 20 });
   const killed = new Promise((r) => workers[0].once('exit', r));
   workers[0].kill('SIGKILL');
   await killed;

@@ -4,13 +4,10 @@
  * the work (an append written by its activity), while the API in this test process, which
  * did not write it, shows no such change.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../../lib/temporal-server';
-import { WORKER_NODE_ARGS } from '../../bin/run';
-import { startTestSystem, TestSystem, testEnv, uniqueSessionId } from '../support/system';
+import { spawnWorker, startTestSystem, TestSystem, testEnv, uniqueSessionId } from '../support';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 let sys: TestSystem;
 let worker: ChildProcess | undefined;
 
@@ -18,22 +15,6 @@ afterAll(async () => {
   worker?.kill('SIGKILL');
   await sys?.stop();
 });
-
-function spawnWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...WORKER_NODE_ARGS, path.join(ROOT, 'bin', 'worker.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}: ${out}`)));
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      if (out.includes('/metrics')) resolve(child);
-    });
-  });
-}
 
 /** A counter's total over its label sets in a Prometheus text scrape (0 when absent). */
 const counter = (text: string, name: string) =>
@@ -43,14 +24,19 @@ test('a worker-only process serves its own series on WORKER_METRICS_PORT, and th
   sys = await startTestSystem({ worker: false });
   const env = testEnv();
   const port = await freePort();
-  worker = await spawnWorker({
-    DATABASE_URL: env.ownerUrl,
-    APP_DATABASE_URL: env.appUrl,
-    TEMPORAL_ADDRESS: env.temporalAddress,
-    TEMPORAL_TASK_QUEUE: sys.config.taskQueue,
-    WORKER_METRICS_PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_FORMAT: 'json',
+  // bin/worker.ts itself, ready once it logs its metrics address.
+  worker = await spawnWorker(undefined, {
+    script: 'bin/worker.ts',
+    readyWhen: '/metrics',
+    env: {
+      DATABASE_URL: env.ownerUrl,
+      APP_DATABASE_URL: env.appUrl,
+      TEMPORAL_ADDRESS: env.temporalAddress,
+      TEMPORAL_TASK_QUEUE: sys.config.taskQueue,
+      WORKER_METRICS_PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_FORMAT: 'json',
+    },
   });
   const scrape = async () => {
     const r = await fetch(`http://127.0.0.1:${port}/metrics`);

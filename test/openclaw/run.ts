@@ -44,7 +44,7 @@ import { loadKeyStore } from '../../api/auth';
 import { TimekeeperClient } from '../../api/client';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
-import { startTestSystem } from '../support/system';
+import { startTestSystem, sleep } from '../support';
 import { startMockLlm } from './mock-llm';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -162,7 +162,6 @@ async function startGateway(env: NodeJS.ProcessEnv, nodeBin: string, openclaw: s
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Status {
   pending: number;

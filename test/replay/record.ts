@@ -1,5 +1,5 @@
 /**
- * Records session, intent and task-run workflow histories for the replay test (test/integration/replay.test.ts).
+ * Records session, intent and task-run workflow histories for the replay test (test/replay/replay.test.ts).
  *
  *   npm run record-histories                 # writes test/replay/histories/<scenario>.json
  *   npm run record-histories -- --tag v2     # writes <scenario>.v2.json next to the old ones

@@ -35,19 +35,6 @@ export function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 export class FakeSessionWriter {
   readonly calls: FakeCall[] = [];
   private readonly chains = new Map<string, StoredEvent[]>();

@@ -79,22 +79,6 @@ export const chatAnswer = (content: string) => ({
 export const protocolAnswer = (taskId: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ task_id: taskId, status: 'success', processed: 128, errors: [{ item: 7 }, { item: 9 }], summary: 'all good', next_action: null, ...extra });
 
-/** Polls until `fn` returns a truthy value, or fails after `timeoutMs`. */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, stepMs = 200): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((ok) => setTimeout(ok, stepMs));
-  }
-}
-
 export interface FakeOpenClaw extends FakeServer {
   /** Agent turns the Gateway started (a replayed Idempotency-Key starts none), with the body it got. */
   turns: { runId: string; idempotencyKey: string | undefined; body: Record<string, unknown> }[];

@@ -7,6 +7,7 @@
 import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import { SessionStore } from '../../lib/store/sessions';
 import type { Pool } from 'pg';
+import { sleep } from './wait';
 
 export interface Ack {
   n: number;
@@ -35,7 +36,6 @@ export interface Load {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function errorKind(err: unknown): string {
   if (err instanceof TimekeeperApiError) return `${err.status} ${String(err.problem?.detail ?? '').replace(/session \S+/g, 'session …').replace(/\d+ ms/g, 'N ms').slice(0, 90)}`;

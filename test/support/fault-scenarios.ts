@@ -10,6 +10,7 @@ import { temporal } from '@temporalio/proto';
 import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
 import type { FaultRig } from './fault-rig';
 import { checkStored, longestStall, percentile, recoveryTimes, startFloorLoad, startLoad } from './fault-load';
+import { eventually, sleep } from './wait';
 
 export interface ScenarioOptions {
   sessions: number;
@@ -36,7 +37,6 @@ export interface FloorLoadTarget {
   append(id: string, n: number): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What a scenario needs of a rig: the fault rig (dev server) or the cluster rig (test/support/cluster-rig.ts). */
 export type ScenarioRig = Pick<FaultRig, 'tk' | 'pool' | 'client'>;
@@ -159,10 +159,9 @@ export async function faultScenario(rig: ScenarioRig, name: string, fault: () =>
   await heal();
   const readyAt = Date.now();
   log(`${name}: healed after ${readyAt - downAt} ms down`);
-  // Wait until every session has an acknowledgement after the heal (or give up).
-  const deadline = readyAt + 180_000;
-  const pending = () => loads.some((l) => recoveryTimes(l, readyAt).some((t) => t === Infinity));
-  while (Date.now() < deadline && pending()) await sleep(200);
+  // Wait until every session has an acknowledgement after the heal (or give up: the row then shows who never recovered).
+  const recovered = () => loads.every((l) => recoveryTimes(l, readyAt).every((t) => t !== Infinity));
+  await eventually('every session acknowledged after the heal', recovered, { timeoutMs: 180_000 }).catch(() => undefined);
   await sleep(SETTLE_MS);
   const end = Date.now();
   await Promise.all(loads.map((l) => l.stop()));

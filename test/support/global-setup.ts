@@ -16,9 +16,13 @@ import { freePort, startDevServer } from '../../lib/temporal-server';
 import { startTestTemporal, testTemporal } from './test-temporal';
 import { testDatabaseName, TEST_ENV } from './env';
 
+/** The projects that run without Temporal or PostgreSQL. */
+const SERVERLESS_PROJECTS = new Set(['unit', 'replay']);
+
 export default async function globalSetup(globalConfig: { selectProjects?: string[] }): Promise<void> {
-  // Unit tests need neither server: `npm run test:unit` works without them.
-  if (globalConfig.selectProjects?.length && globalConfig.selectProjects.every((p) => p === 'unit')) return;
+  // Unit and replay tests need neither server: `npm run test:unit` works without them (replay
+  // then replays against ./workflows itself instead of the bundle built below).
+  if (globalConfig.selectProjects?.length && globalConfig.selectProjects.every((p) => SERVERLESS_PROJECTS.has(p))) return;
   const server = process.env.TEST_DATABASE_SERVER_URL || process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   const TEST_DATABASE = testDatabaseName();
   const ownerUrl = withDatabase(server, TEST_DATABASE);

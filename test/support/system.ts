@@ -77,6 +77,32 @@ export function testLogKeyFile(ownerUrl: string): string {
   return file;
 }
 
+/** The test system of a test file, for use inside its tests. */
+export interface FileTestSystem {
+  readonly sys: TestSystem;
+  readonly tk: TimekeeperClient;
+}
+
+/** Starts one test system for the file (beforeAll) and stops it after the file (afterAll). Call at the top of a test file. */
+export function useTestSystem(opts: TestSystemOptions = {}): FileTestSystem {
+  let sys: TestSystem | undefined;
+  beforeAll(async () => {
+    sys = await startTestSystem(opts);
+  });
+  afterAll(async () => {
+    await sys?.stop();
+  });
+  return {
+    get sys() {
+      if (!sys) throw new Error('the test system is not started yet (use it inside tests)');
+      return sys;
+    },
+    get tk() {
+      return this.sys.tk;
+    },
+  };
+}
+
 export async function startTestSystem(opts: TestSystemOptions = {}): Promise<TestSystem> {
   const env = testEnv();
   if (!runtimeInstalled) {
@@ -201,15 +227,4 @@ export function isRefusal<T extends { status: number }>(r: T | ProblemReply): r 
 /** The successful calls among settled ones. */
 export function successes<T extends { status: number }>(rs: (T | ProblemReply)[]): T[] {
   return rs.filter((r): r is T => !isRefusal(r));
-}
-
-let sessionCounter = 0;
-/** A session id no other test (or earlier run) uses. */
-export function uniqueSessionId(prefix = 's'): string {
-  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${sessionCounter++}`;
-}
-
-/** A task id no other test (or earlier run against the same database) uses. */
-export function uniqueTaskId(prefix: string): string {
-  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${sessionCounter++}`;
 }

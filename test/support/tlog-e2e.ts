@@ -1,23 +1,16 @@
-/** Helpers the transparency-log e2e tests share: waiting on a condition, and the CLI against a test system. */
+/** Helpers the transparency-log e2e tests share: how long to wait on the log, and the CLI against a test system. */
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { parseCheckpoint } from '../../lib/tlog/checkpoint';
 import { parseNote } from '../../lib/tlog/note';
 import type { TestSystem } from './system';
+import type { WaitOptions } from './wait';
 
 const BIN = path.join(__dirname, '../../bin/timekeeper');
 
-/** Polls `check` until it gives a value (a throw counts as not yet), or fails after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+/** How `eventually` waits on the transparency log, which runs on its own clock. */
+export const LOG_WAIT: WaitOptions = { timeoutMs: 90_000 };
 
 /** Runs bin/timekeeper against `baseUrl` (no API key) and resolves with its exit code and output. */
 export const cliAgainst =

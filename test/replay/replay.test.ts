@@ -7,12 +7,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DefaultLogger, ReplayWorkerOptions, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { readHistoryFile } from '../replay/history-json';
+import { readHistoryFile } from './history-json';
 import { TEST_ENV } from '../support/env';
 import { WORKFLOWS_PATH, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 import { workflowSinksOff } from '../../worker/otel';
 
-const HISTORIES = path.resolve(__dirname, '../replay/histories');
+const HISTORIES = path.resolve(__dirname, 'histories');
 const files = fs.existsSync(HISTORIES)
   ? fs
       .readdirSync(HISTORIES)
@@ -64,7 +64,7 @@ describe('workflow replay', () => {
   ])('%s with one extra timer fails replay of %s with a determinism violation', async (_what, file, module) => {
     const { workflowId, history } = readHistoryFile(path.join(HISTORIES, file));
     const err = await Worker.runReplayHistory(
-      { workflowsPath: require.resolve(`../replay/${module}`), replayName: `replay-negative-${module}` },
+      { workflowsPath: require.resolve(`./${module}`), replayName: `replay-negative-${module}` },
       history,
       workflowId,
     ).then(

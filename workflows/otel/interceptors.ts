@@ -14,7 +14,7 @@
  * switch; the spans themselves are the package's. Spans leave the sandbox through the
  * `exporter` sink (worker/otel.ts). The interceptors only add headers to commands (not part
  * of determinism) and the SDK's flags keep older histories' yields; a recorded history without
- * the header runs exactly as before (test/integration/replay.test.ts).
+ * the header runs exactly as before (test/replay/replay.test.ts).
  */
 import { TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import { OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/workflow';

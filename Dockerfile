@@ -26,6 +26,7 @@ COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker
 COPY api ./api
+COPY sdk ./sdk
 COPY bin ./bin
 COPY integrations ./integrations
 # SQL migrations, read from disk by lib/migrate.ts (the migrate job and the worker).

@@ -14,8 +14,8 @@ const WORKFLOW_PACKAGES = [
 ];
 /**
  * The packages lib/domain may import at run time: pure and deterministic. zod for the
- * kernel's schemas (the agent answer protocol), croner for fire times (lib/domain/schedule.ts,
- * run by activities), the chinese-days calendar data (lib/domain/calendars.ts), and
+ * kernel's schemas (the agent answer protocol), croner for fire times (lib/domain/tasks/schedule.ts,
+ * run by activities), the chinese-days calendar data (lib/domain/tasks/calendars.ts), and
  * @temporalio/common for the error catalogue's ApplicationFailure and search-attribute keys.
  */
 const DOMAIN_PACKAGES = ['@temporalio/common', 'zod', 'croner', 'chinese-days/dist/chinese-days.json'];

@@ -5,9 +5,9 @@ import type { TaskSecrets } from '../lib/task-secrets';
 import { createIntentActivities } from './intents';
 import { createOtelActivities, type OtelActivityDeps } from './otel';
 import { createSessionActivities } from './sessions';
-import type { FollowUpCreator } from './task-outputs/follow-up';
+import type { FollowUpCreator } from './tasks/outputs/follow-up';
 import { createSignalActivities } from './signals';
-import type { RunControl } from './task-run-control';
+import type { RunControl } from './tasks/run-control';
 import { createTaskActivities } from './tasks';
 import { createTlogActivities, type TlogDeps } from './tlog';
 
@@ -22,7 +22,7 @@ export interface ActivityDeps {
   outboundAllowHosts?: readonly string[];
   /** Opens the HMAC secrets of stored definitions (lib/task-secrets.ts). Default: none (a sealed secret fails the call). */
   secrets?: TaskSecrets;
-  /** OUTBOUND_ECHO_BODIES (activities/tasks.ts). Default false. */
+  /** OUTBOUND_ECHO_BODIES (activities/tasks/index.ts). Default false. */
   outboundEchoBodies?: boolean;
   /** Reads a task's secret by its environment variable name (lib/config.ts readSecret). Default: none readable. */
   secret?: (name: string) => string | undefined;
@@ -34,9 +34,9 @@ export interface ActivityDeps {
   followUps?: FollowUpCreator;
   /** Run starts, cancels and scheduler wakes through Temporal (worker/run-control.ts). */
   runs?: RunControl;
-  /** OpenTelemetry export (activities/otel.ts); none: the export activity answers `disabled`. */
+  /** OpenTelemetry export (activities/otel/index.ts); none: the export activity answers `disabled`. */
   otel?: OtelActivityDeps['export'];
-  /** The transparency log builder's origin and signer, and its interval (activities/tlog.ts). Default none: the builder's activity fails. */
+  /** The transparency log builder's origin and signer, and its interval (activities/tlog/index.ts). Default none: the builder's activity fails. */
   tlog?: Omit<TlogDeps, 'pool'>;
   /** How far an event's occurred_at may lie from its ts (EVENT_OCCURRED_AT_MAX_PAST_S / _FUTURE_S). Default: the TUNABLE defaults. */
   occurredAt?: OccurredAtBounds;

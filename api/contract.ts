@@ -2,7 +2,7 @@
  * What every route contract is made of: the route definition itself, the field schemas
  * shared by all capabilities, and the problem-details response. Each capability's
  * `api/<capability>/contract.ts` defines its routes with these; the routers validate with
- * them, the typed HTTP client (api/client.ts) takes its types from them, and
+ * them, the typed HTTP client (sdk/client.ts) takes its types from them, and
  * /openapi.json (api/openapi.ts) is generated from them. Pure zod: no Express, no I/O.
  */
 import { z, ZodType } from 'zod';

@@ -3,7 +3,7 @@
  * set-up is not part of the latencies (see bench/timeline.ts for why not the global fetch).
  */
 import http from 'node:http';
-import type { TimekeeperClientOptions } from '../api/client';
+import type { TimekeeperClientOptions } from '../sdk/client';
 
 type Fetch = NonNullable<TimekeeperClientOptions['fetch']>;
 

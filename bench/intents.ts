@@ -1,6 +1,6 @@
 /**
  * `npm run bench:intents`: intent latencies against a RUNNING Timekeeper (it starts nothing),
- * through the typed client (api/client.ts, tk.intents).
+ * through the typed client (sdk/client.ts, tk.intents).
  *
  *   BENCH_URL=http://127.0.0.1:8123 DATABASE_URL=postgres://…/timekeeper npm run bench:intents
  *   npm run bench:intents -- --agents 20,100 --intents 10 --seed 100000 --pending-queries 200
@@ -32,7 +32,7 @@ import { performance } from 'node:perf_hooks';
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { Pool } from 'pg';
-import { TimekeeperApiError, TimekeeperClient } from '../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../sdk/client';
 import { computeTransitionHash } from '../lib/hash-chain';
 import { IntentStatus, headerContent, intentWorkflowId, type IntentHeader, type StoredTransition } from '../lib/domain/intents';
 import { IntentStore } from '../lib/store/intents';

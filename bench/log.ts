@@ -33,7 +33,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Client, Pool } from 'pg';
 import { createApp } from '../api/app';
 import { loadKeyStore } from '../api/auth';
-import { TimekeeperApiError, TimekeeperClient } from '../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../sdk/client';
 import { loadConfig } from '../lib/config';
 import { createPool, quoteIdent, withDatabase } from '../lib/db';
 import { configureLogger } from '../lib/log';

@@ -4,7 +4,7 @@
  * classify its failure (HTTP status and problem type, timeout, or network error code).
  */
 import { performance } from 'node:perf_hooks';
-import { TimekeeperApiError } from '../api/client';
+import { TimekeeperApiError } from '../sdk/client';
 
 /** A failure a target already classified: `kind` is the short label it is counted under. */
 export class BenchFailure extends Error {

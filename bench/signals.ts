@@ -15,7 +15,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { TimekeeperClient } from '../api/client';
+import { TimekeeperClient } from '../sdk/client';
 
 const USAGE = 'usage: npm run bench:signals -- [--url URL] [--tasks N] [--signals M] [--concurrency C]   (env BENCH_URL, BENCH_API_KEY)';
 

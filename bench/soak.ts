@@ -18,7 +18,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { Pool } from 'pg';
-import { TimekeeperClient } from '../api/client';
+import { TimekeeperClient } from '../sdk/client';
 import { keepAliveFetch } from './http';
 import { f1, Series, sleep, timed } from './measure';
 import { descendants, rssMiB } from './procs';

@@ -3,7 +3,7 @@
  * client) or the bare-Update floor (bench/floor/floor.ts). A call resolves when it succeeded
  * and throws when it did not (BenchFailure carries the kind it is counted under).
  */
-import type { TimekeeperClient } from '../api/client';
+import type { TimekeeperClient } from '../sdk/client';
 import { BenchFailure, problemType, text } from './measure';
 
 export interface BenchTarget {

@@ -21,7 +21,7 @@
  *           and id), walking the pages by next_cursor
  *           (wrapping at the end), then as many with each filter (status=success, tag=ops,
  *           enabled=false): latency p50/p99. The floor: the same page's SELECT
- *           (what lib/store/tasks.ts listTasks sends), timed from this process on its own
+ *           (what lib/store/tasks/index.ts listTasks sends), timed from this process on its own
  *           connection: PostgreSQL's own cost of the answer.
  * Prints the load average at start and end. Targets (issue 15): >= 100 creates/s, list p99
  * <= 100 ms at 10,000 tasks.
@@ -29,7 +29,7 @@
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
-import type { CallRequest } from '../api/client';
+import type { CallRequest } from '../sdk/client';
 import { decodeKeyset } from '../lib/keyset';
 import { configureLogger } from '../lib/log';
 import { startFaultRig } from '../test/support/fault-rig';
@@ -172,7 +172,7 @@ async function main() {
         let cursor: string | undefined;
         for (let i = 0; i < opts.lists; i++) {
           const page = await timed(api, 'list', () => tk.call('listTasks', { query: { ...filter, order, limit: 50, cursor } as never }));
-          // The floor: the same page as the store asks for it (lib/store/tasks.ts listTasks), on the bench's own connection.
+          // The floor: the same page as the store asks for it (lib/store/tasks/index.ts listTasks), on the bench's own connection.
           const where = `NOT deleted${filter.status ? ` AND last_run_status = '${filter.status}'` : ''}${filter.tag ? ` AND jsonb_exists(definition->'tags', '${filter.tag}')` : ''}${filter.enabled ? ` AND enabled = ${filter.enabled}` : ''}`;
           const key = cursor && order === 'newest' ? decodeKeyset(cursor, ['newest'], () => true) : undefined;
           await timed(sql, 'select', () =>

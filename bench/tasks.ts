@@ -41,7 +41,7 @@ import os from 'node:os';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { floorWorkflow, type FloorActivities } from './floor/workflow';
-import { TimekeeperApiError, TimekeeperClient } from '../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../sdk/client';
 import { configureLogger } from '../lib/log';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
 import { freePort } from '../lib/temporal-server';

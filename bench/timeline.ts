@@ -23,7 +23,7 @@
  * scenarios end by verifying every chain and measuring raw single-row INSERTs (bench/raw-insert.ts).
  */
 import { performance } from 'node:perf_hooks';
-import { TimekeeperClient } from '../api/client';
+import { TimekeeperClient } from '../sdk/client';
 import { startFloor } from './floor/floor';
 import { keepAliveFetch } from './http';
 import { f1, LATENCY_HEADER, latencyRow, rate, runPool, Series, sleep, text, timed } from './measure';
@@ -163,7 +163,7 @@ function parseArgs(argv: string[]): Options {
 }
 
 // ---------------------------------------------------------------------------------------------
-// HTTP: the typed client (api/client.ts), by default on a fetch over node:http with one
+// HTTP: the typed client (sdk/client.ts), by default on a fetch over node:http with one
 // keep-alive agent, so connection set-up is not part of the latencies. Node's global fetch
 // (undici) keeps connections alive too, but costs the client about twice the CPU per request
 // of http.request, and on a host the server shares that shows up in the server's latencies;

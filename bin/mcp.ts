@@ -10,7 +10,7 @@
  *       "env": { "TIMEKEEPER_URL": "http://127.0.0.1:8000", "TIMEKEEPER_API_KEY": "…", "TIMEKEEPER_AGENT_ID": "agent-7" } } } }
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { TimekeeperClient } from '../api/client';
+import { TimekeeperClient } from '../sdk/client';
 import { clientSettings } from '../lib/config';
 import { LIMITS } from '../lib/domain/limits';
 import { createMcpServer } from '../integrations/mcp/server';

@@ -1,6 +1,6 @@
 /**
  * The `timekeeper` command: the jobs people do in a terminal, all through the typed HTTP
- * client (api/client.ts) against TIMEKEEPER_URL with TIMEKEEPER_API_KEY (lib/config.ts
+ * client (sdk/client.ts) against TIMEKEEPER_URL with TIMEKEEPER_API_KEY (lib/config.ts
  * clientSettings), except `intents repair` and `seal-secrets`, operator commands that talk to Temporal and
  * PostgreSQL as the worker does (ending workflow runs, sealing stored secrets: no API key may do either). `--json` on any command prints machine-readable output; `--help` on any
  * command explains it. Exit codes: 0 ok, 1 a refusal or a broken chain, 2 the server
@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import YAML from 'yaml';
-import { TimekeeperApiError, TimekeeperClient } from '../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../sdk/client';
 import { Client, Connection } from '@temporalio/client';
 import { IntentClient } from '../clients/intents';
 import { TaskClient } from '../clients/tasks';

@@ -5,7 +5,7 @@
  * English and JSON; no tokenizer is installed on purpose: the figure is for keeping the
  * definitions small, not for billing).
  */
-import { openAiTools, timekeeperTools } from '../api/tools';
+import { openAiTools, timekeeperTools } from '../sdk/tools';
 
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
 const rows = timekeeperTools().map((t) => ({ name: t.name, bytes: bytes({ name: t.name, description: t.description, inputSchema: t.parameters }) }));

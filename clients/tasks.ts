@@ -12,7 +12,7 @@ import type { SignalEvent } from '../lib/domain/signals';
 import { canonicalize } from '../lib/domain/canonical-json';
 import { LIMITS } from '../lib/domain/limits';
 import { metrics, observeTaskLateness } from '../lib/metrics';
-import { resultErrors, type ResultOutcome, type ResultReport } from '../lib/domain/task-results';
+import { resultErrors, type ResultOutcome, type ResultReport } from '../lib/domain/tasks/results';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
@@ -20,7 +20,7 @@ import { TaskAction, manualRunId, runId as runIdOf, schedulerWorkflowId, taskErr
 import { RunStatusKey, TaskIdKey } from '../lib/domain/platform/search-attributes';
 import { TaskStore, type TaskRow } from '../lib/store/tasks';
 import type { TaskSecrets } from '../lib/task-secrets';
-import { OpenRunStore } from '../lib/store/task-runs-open';
+import { OpenRunStore } from '../lib/store/tasks/open-runs';
 import { RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
 import { domainErrorOf, isDeadline, workflowGone } from './failures';
 import { taskRunWorkflow } from '../workflows/tasks/run';

@@ -7,7 +7,7 @@
  * tools. Each refusal names its bound (the variable), so the model can read what to change.
  */
 import type { FieldError } from './domain/errors';
-import { fireTimes } from './domain/schedule';
+import { fireTimes } from './domain/tasks/schedule';
 import type { TaskDefinition } from './domain/tasks';
 import { outgoingUrls } from './task-policy';
 

@@ -287,7 +287,7 @@ export interface Config {
   taskDefaultAgent: Record<string, unknown> | undefined;
   /**
    * TASK_STAGGER_TOP_OF_HOUR_S: the stagger window (seconds, 0-3600) a cron task that fires on
-   * the hour gets when it names no `stagger_s` (lib/domain/stagger.ts). Default 0: none.
+   * the hour gets when it names no `stagger_s` (lib/domain/tasks/stagger.ts). Default 0: none.
    */
   taskStaggerTopOfHourS: number;
   /** The bounds of tasks an agent creates (AGENT_TASK_MIN_INTERVAL_S, AGENT_TASKS_MAX, AGENT_TASK_AGENT_TYPES, AGENT_TASK_DELIVERY_TYPES, AGENT_TASK_HOSTS; lib/agent-task-bounds.ts). */

@@ -35,7 +35,7 @@ export const metrics = {
     ...r,
   }),
 
-  // ---- appends (activities/sessions.ts) ---------------------------------------------------
+  // ---- appends (activities/sessions/index.ts) ---------------------------------------------------
   appendBatchDuration: new Histogram({
     name: 'timekeeper_append_batch_duration_seconds',
     help: 'Time to write one append batch (lock, dedup, hash, insert, commit) in the writer activity, by outcome',
@@ -56,7 +56,7 @@ export const metrics = {
     ...r,
   }),
 
-  // ---- intents (activities/intents.ts; the gauge at scrape time in the API) ---------------
+  // ---- intents (activities/intents/index.ts; the gauge at scrape time in the API) ---------------
   intents: new Gauge({ name: 'timekeeper_intents', help: 'Intents by current state (at scrape time)', labelNames: ['status'] as const, ...r }),
   intentTransitions: new Counter({
     name: 'timekeeper_intent_transitions_total',
@@ -66,7 +66,7 @@ export const metrics = {
   }),
   intentExpiries: new Counter({ name: 'timekeeper_intent_expiries_total', help: 'Intents moved to blocked by their time-to-live', ...r }),
 
-  // ---- OpenTelemetry export (activities/otel.ts) ----------------------------------------
+  // ---- OpenTelemetry export (activities/otel/index.ts) ----------------------------------------
   otelEventsExported: new Counter({ name: 'timekeeper_otel_events_exported_total', help: 'Timeline events the OpenTelemetry exporter has read and the collector has taken', ...r }),
   otelSpansExported: new Counter({ name: 'timekeeper_otel_spans_exported_total', help: 'Session spans the collector has taken', ...r }),
   otelExportFailures: new Counter({ name: 'timekeeper_otel_export_failures_total', help: 'Export batches the collector did not take (retried: the cursor stays)', ...r }),
@@ -78,7 +78,7 @@ export const metrics = {
     ...r,
   }),
 
-  // ---- tasks (activities/tasks.ts) --------------------------------------------------------
+  // ---- tasks (activities/tasks/index.ts) --------------------------------------------------------
   taskRuns: new Counter({
     name: 'timekeeper_task_runs_total',
     help: 'Task run log entries, by status (running, retry, success, failed, skipped) and trigger',

@@ -1,5 +1,5 @@
 /**
- * Creates the follow-up tasks that runs ask for in next_action (activities/task-outputs/
+ * Creates the follow-up tasks that runs ask for in next_action (activities/tasks/outputs/
  * follow-up.ts): the definition is parsed and checked exactly as POST /v1/tasks would
  * (api/tasks/definition.ts), linked to its parent run (parent_run_id), stored and started
  * through the task client. Once per parent run: without its own task_id the follow-up's id
@@ -8,7 +8,7 @@
  * stopped between storing and starting it).
  */
 import { createHash } from 'node:crypto';
-import type { FollowUpCreator, FollowUpRequest } from '../activities/task-outputs/follow-up';
+import type { FollowUpCreator, FollowUpRequest } from '../activities/tasks/outputs/follow-up';
 import { definitionOf } from '../api/tasks/definition';
 import { agentTaskCountProblem } from '../lib/agent-task-bounds';
 import type { TaskClient } from '../clients/tasks';

@@ -1,7 +1,7 @@
 /**
  * OpenTelemetry in the worker process, when OTEL_EXPORTER_OTLP_ENDPOINT is set (unset: none of
  * this is built, nothing runs):
- *   - the session exporter: activities/otel.ts's exporter and resource, and the `otel-export`
+ *   - the session exporter: activities/otel/index.ts's exporter and resource, and the `otel-export`
  *     workflow that drives it (started here, one per namespace and task queue);
  *   - Temporal's own spans through @temporalio/interceptors-opentelemetry: every activity's
  *     RunActivity span, the worker client's StartWorkflow/update spans, and the workflows'
@@ -34,7 +34,7 @@ export interface WorkerOtelOptions extends OtelSettings {
 }
 
 export interface WorkerTelemetry {
-  /** What the export activity needs (activities/otel.ts). */
+  /** What the export activity needs (activities/otel/index.ts). */
   activityExport: NonNullable<OtelActivityDeps['export']>;
   /** Temporal's activity spans. */
   activityInterceptors: ActivityInterceptorsFactory[];

@@ -1,5 +1,5 @@
-/** The RunControl the task activities get (activities/task-run-control.ts): the typed task client's run starts, cancels and scheduler signals. */
-import type { RunControl } from '../activities/task-run-control';
+/** The RunControl the task activities get (activities/tasks/run-control.ts): the typed task client's run starts, cancels and scheduler signals. */
+import type { RunControl } from '../activities/tasks/run-control';
 import type { TaskClient } from '../clients/tasks';
 
 export function runControl(tasks: TaskClient): RunControl {

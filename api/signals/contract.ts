@@ -1,6 +1,6 @@
 /**
  * POST /v1/signals: a named event, with an optional value and fields, for tasks whose
- * `delay` or `condition` trigger listens to its name (lib/domain/signals.ts). Shape only;
+ * `delay` or `condition` trigger listens to its name (lib/domain/signals/index.ts). Shape only;
  * the reserved `task_run:` prefix and the idempotency check are the route's.
  * GET /v1/signals and /v1/signals/:id: the stored signals, newest first.
  */

@@ -2,7 +2,7 @@
  * The scheduled-task routes: the task definition (the scheduler article's section 3.4) as a
  * zod schema with every default, the task, run and preview responses, and the route
  * contracts. Shape is checked here; rules that need more than shape (time zones, template
- * variables, backoff length) are lib/domain/tasks.ts's taskDefinitionProblems, cron
+ * variables, backoff length) are lib/domain/tasks/index.ts's taskDefinitionProblems, cron
  * expressions lib/schedule.ts's cronProblem.
  */
 import { z } from 'zod';
@@ -24,10 +24,10 @@ import {
   TRIGGER_TYPES,
 } from '../../lib/domain/tasks';
 import { isTimeZone } from '../../lib/domain/platform/zones';
-import { cronProblem } from '../../lib/domain/schedule';
-import { AgentAnswerSchema } from '../../lib/domain/task-answer';
-import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/task-retry';
-import { DIGEST_DEFAULTS, DIGEST_STATUSES, fileNameProblem } from '../../lib/domain/task-outputs';
+import { cronProblem } from '../../lib/domain/tasks/schedule';
+import { AgentAnswerSchema } from '../../lib/domain/tasks/answer';
+import { RETRY_DEFAULTS, defaultMaximumIntervalS, type RetryPolicy } from '../../lib/domain/tasks/retry';
+import { DIGEST_DEFAULTS, DIGEST_STATUSES, fileNameProblem } from '../../lib/domain/tasks/outputs';
 import { TASK_LIST_ORDERS } from '../../lib/domain/list-order';
 import { defineRoute, limitParam, LogCheckSchema, mistyped, plainText, required } from '../contract';
 import { ConditionTriggerSchema, DelayTriggerSchema, SIGNAL_TRIGGER_EXAMPLES } from './trigger-contract';
@@ -130,7 +130,7 @@ const OpenClawAgentSchema = z.strictObject({
   model: plainText(LIMITS.agentNameMaxChars).optional(),
   deliver: z.boolean().default(false).describe("whether OpenClaw also sends the agent's reply to a channel"),
 });
-/** The built-in digest: reads the needs-attention queue and summarises it, no LLM (lib/domain/task-outputs.ts). */
+/** The built-in digest: reads the needs-attention queue and summarises it, no LLM (lib/domain/tasks/outputs.ts). */
 const DigestAgentSchema = z.strictObject({
   type: z.literal('digest'),
   since_s: z.number().int('must be a whole number of seconds').min(1, 'must be at least 1').max(LIMITS.taskDigestSinceMaxS, `must be at most ${LIMITS.taskDigestSinceMaxS}`).optional(),

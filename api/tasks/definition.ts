@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, ErrorCode, type FieldError } from '../../lib/domain/errors';
 import { agentBoundProblems } from '../../lib/agent-task-bounds';
-import { withStagger } from '../../lib/domain/stagger';
-import { digestProblems } from '../../lib/domain/task-outputs';
+import { withStagger } from '../../lib/domain/tasks/stagger';
+import { digestProblems } from '../../lib/domain/tasks/outputs';
 import { taskDefinitionProblems, taskDefinitionWarnings, type TaskDefinition } from '../../lib/domain/tasks';
 import { taskPolicyProblems, type TaskPolicy } from '../../lib/task-policy';
 import { parse } from '../http';

@@ -1,25 +1,25 @@
 /**
  * An MCP server over a running Timekeeper, built on the official SDK: the OML intent tools
  * (log_event_requested, log_event_done, log_event_blocked, pending_intents; definitions and
- * JSON Schemas from api/intents/tools.ts), the session tools (session_context,
- * session_append; api/sessions/tools.ts) and the task tools (schedule_task, list_tasks,
+ * JSON Schemas from sdk/intents/tools.ts), the session tools (session_context,
+ * session_append; sdk/sessions/tools.ts) and the task tools (schedule_task, list_tasks,
  * get_task, pause_task, resume_task, cancel_task, run_task_now, preview_schedule, send_signal,
- * time_now; api/tasks/tools.ts), all listed by api/tools.ts. Every call goes through the typed
- * HTTP client (api/client.ts), so the API does the validating, authorising and refusing (the
+ * time_now; sdk/tasks/tools.ts), all listed by sdk/tools.ts. Every call goes through the typed
+ * HTTP client (sdk/client.ts), so the API does the validating, authorising and refusing (the
  * agent bounds too): a refusal comes back as a tool result with `isError` and the problem
  * details, which an LLM can read and act on. Task answers are cut to what a model needs to
  * check itself (id, trigger in words, next fire times, state): every byte is read.
  *
  * `callTool` serves function calling as well: a runtime that offers `openAiTools()`
- * (api/tools.ts) to its model runs the calls it gets back through it.
+ * (sdk/tools.ts) to its model runs the calls it gets back through it.
  *
  * `bin/mcp.ts` connects it to stdio.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { TimekeeperApiError, type TimekeeperClient } from '../../api/client';
-import type { CreateIntentBody } from '../../api/intents/client-helpers';
-import { timekeeperTools } from '../../api/tools';
+import { TimekeeperApiError, type TimekeeperClient } from '../../sdk/client';
+import type { CreateIntentBody } from '../../sdk/intents/helpers';
+import { timekeeperTools } from '../../sdk/tools';
 import { version } from '../../package.json';
 
 type Args = Record<string, unknown>;

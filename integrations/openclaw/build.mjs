@@ -1,4 +1,4 @@
-// Bundles the plugin and the repository's typed Timekeeper client (../../api/client.ts and the
+// Bundles the plugin and the repository's typed Timekeeper client (../../sdk/client.ts and the
 // route contracts it reads, with zod) into dist/index.js, so the installed plugin needs no
 // dependency of its own. `openclaw/*` stays external: OpenClaw provides its plugin SDK at load.
 import { build } from 'esbuild';

@@ -67,7 +67,7 @@ const CODES = new Set<string>(Object.values(ErrorCode));
 
 /**
  * Why a task run's attempt failed: the `type` of the ApplicationFailure the agent call
- * (activities/tasks.ts) or the run workflow (workflows/tasks/run.ts) raises. Not refusals of
+ * (activities/tasks/index.ts) or the run workflow (workflows/tasks/run.ts) raises. Not refusals of
  * a request, so no HTTP status: the run log shows the type as the first word of the attempt's
  * reason (`agent_error: the webhook answered HTTP 500`), which operators and tests read.
  */
@@ -92,7 +92,7 @@ export const RunFailure = {
 export type RunFailure = (typeof RunFailure)[keyof typeof RunFailure];
 
 /**
- * Why an intent's wake hook failed (activities/intents.ts wakeAgent): Temporal retries
+ * Why an intent's wake hook failed (activities/intents/index.ts wakeAgent): Temporal retries
  * `Failed` (overload, outage) with backoff and gives up on `Refused` (a 4xx other than 408
  * and 429: the request itself is wrong). Seen in Temporal's history and the worker log only.
  */

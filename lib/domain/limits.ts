@@ -391,7 +391,7 @@ export const LIMITS = {
   schedulePreviewDefault: 10,
   /** Fire times GET /v1/tasks/:id shows. */
   taskNextFireTimesShown: 5,
-  /** Compiled cron patterns kept per process (lib/domain/schedule.ts): distinct expressions are few; about 10 KB each. */
+  /** Compiled cron patterns kept per process (lib/domain/tasks/schedule.ts): distinct expressions are few; about 10 KB each. */
   cronCompiledCacheMax: 2_000,
   /** The widest stagger window a cron task may have: an hour (OpenClaw staggers top-of-hour jobs by up to 5 minutes). */
   taskStaggerMaxS: 3600,

@@ -4,7 +4,7 @@
  * interceptor that opens a StartWorkflow / UpdateWithStartWorkflow / StartWorkflowUpdate span
  * per call and sends its context in the headers, so the worker's RunWorkflow span is its child.
  * The worker (worker/otel.ts) and the API's Temporal client (bin/run.ts) each build one; the
- * session exporter (activities/otel.ts) has its own exporter and does not pass through here.
+ * session exporter (activities/otel/index.ts) has its own exporter and does not pass through here.
  */
 import { context, propagation } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';

@@ -8,7 +8,7 @@ import type { Pool } from 'pg';
 import type { SignalEvent, SignalValue } from '../domain/signals';
 import type { RunStatus } from '../domain/tasks';
 import { TASK_RUN_SIGNAL_PREFIX } from '../domain/signals';
-import { listensTo } from '../domain/conditions';
+import { listensTo } from '../domain/tasks/conditions';
 import type { TaskDefinition } from '../domain/tasks';
 import { withinBounds, type AgentBounds } from '../domain/agent-bounds';
 import { Where } from './where';

@@ -1,5 +1,5 @@
 /**
- * The reads of the OpenTelemetry exporter (activities/otel.ts): committed timeline events in
+ * The reads of the OpenTelemetry exporter (activities/otel/index.ts): committed timeline events in
  * commit-clock order after a cursor, and the events of a session a batch's spans open with.
  * Read-only; the exporter never writes to the event database (its cursor lives in its
  * workflow, workflows/otel/workflow.ts).

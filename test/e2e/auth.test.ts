@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { assertSafeBinding, loadKeyStore, Operation } from '../../api/auth';
 import { DomainError } from '../../lib/domain/errors';
-import type { TimekeeperClient } from '../../api/client';
+import type { TimekeeperClient } from '../../sdk/client';
 import { refusal, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 const KEYS = { gateway: 'gw-key-123456', agent: 'agent-key-1234', auditor: 'audit-key-1234', admin: 'admin-key-12345' } as const;

@@ -4,7 +4,7 @@
  * no session workflow. Nothing a client sends may produce a 500.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { RawOptions, TimekeeperClient } from '../../api/client';
+import type { RawOptions, TimekeeperClient } from '../../sdk/client';
 import { startTestSystem, TestSystem, uniqueSessionId, expectProblem } from '../support';
 
 const MAX_CONTENT = 1024;

@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TimekeeperClient } from '../../api/client';
+import { TimekeeperClient } from '../../sdk/client';
 import { freePort } from '../../lib/temporal-server';
 import { startProcessEnv } from '../support/start-env';
 import { uniqueSessionId, eventually, type Check } from '../support';

@@ -4,7 +4,7 @@
  * the field path and the rule, nothing is stored, and no id is wedged (a clean request with
  * the same id works right after). Refusals state the rule that failed (api/contract.ts).
  */
-import type { RawResponse, TimekeeperClient } from '../../api/client';
+import type { RawResponse, TimekeeperClient } from '../../sdk/client';
 import { startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 let sys: TestSystem;

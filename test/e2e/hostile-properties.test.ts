@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { z } from 'zod';
-import type { RawResponse, TimekeeperClient } from '../../api/client';
+import type { RawResponse, TimekeeperClient } from '../../sdk/client';
 import type { RouteContract } from '../../api/contract';
 import { routes } from '../../api/routes';
 import { startTestSystem, TestSystem } from '../support';

@@ -5,8 +5,8 @@
  * (the crash-resume scenarios of the OML article), list filters, detail, verify, stats,
  * health, dedupe, and bad input.
  */
-import type { CallRequest } from '../../api/client';
-import type { CreateIntentBody } from '../../api/intents/client-helpers';
+import type { CallRequest } from '../../sdk/client';
+import type { CreateIntentBody } from '../../sdk/intents/helpers';
 import { refusal, settle, uid, expectProblem, useTestSystem } from '../support';
 
 const t = useTestSystem();

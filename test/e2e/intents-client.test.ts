@@ -3,8 +3,8 @@
  * transition, pending, get, list, verify, stats) on the wire, and against the real system
  * `withIntent` (done or blocked, rethrown), refusals as TimekeeperApiError, and the recovery step.
  */
-import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
-import { recover, withIntent } from '../../api/intents/client-helpers';
+import { TimekeeperApiError, TimekeeperClient } from '../../sdk/client';
+import { recover, withIntent } from '../../sdk/intents/helpers';
 import { startTestSystem, TestSystem, uid, eventually } from '../support';
 
 

@@ -4,7 +4,7 @@
  * every order is walked and must give each row exactly once, in the order the rows were
  * made; cursors from before lists took an order still continue the order they came from.
  */
-import type { TimekeeperClient } from '../../api/client';
+import type { TimekeeperClient } from '../../sdk/client';
 import { startTestSystem, TestSystem, eventually } from '../support';
 import { chatAnswer, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 

@@ -8,8 +8,8 @@
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { TimekeeperApiError, type TimekeeperClient } from '../../api/client';
-import { timekeeperTools } from '../../api/tools';
+import { TimekeeperApiError, type TimekeeperClient } from '../../sdk/client';
+import { timekeeperTools } from '../../sdk/tools';
 import { fakeServers, protocolAnswer, type FakeServer } from '../support/fake-services';
 import { eventually, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
@@ -173,7 +173,7 @@ test('time_now and preview_schedule: the time context a run gets, and a cron exp
   expect(now.body).toMatchObject({ timezone: 'Asia/Shanghai', calendar: 'cn-workdays', working_day: expect.any(Boolean) });
   expect(now.body.local_time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+08:00$/);
   expect(now.body.local_time.slice(0, 10)).toBe(now.body.date);
-  // The same two lines a run's time context has (lib/domain/tasks.ts nowLine, todayLine).
+  // The same two lines a run's time context has (lib/domain/tasks/index.ts nowLine, todayLine).
   expect(now.body.text.startsWith(`Current time: ${now.body.local_time} (Asia/Shanghai), ${now.body.instant} (UTC).\nToday (${now.body.date}, ${now.body.weekday}) is `)).toBe(true);
   expect(now.body.text.endsWith(' in the cn-workdays calendar.')).toBe(true);
   const badZone = await call(client, 'time_now', { timezone: 'Mars/Olympus' });

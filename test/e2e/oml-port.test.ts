@@ -7,7 +7,7 @@
 import net from 'node:net';
 import { createApp } from '../../api/app';
 import { loadKeyStore } from '../../api/auth';
-import { TimekeeperClient } from '../../api/client';
+import { TimekeeperClient } from '../../sdk/client';
 import { listenApi, type ApiListeners } from '../../api/listen';
 import { freePort } from '../../lib/temporal-server';
 import { startTestSystem, TestSystem, refusal } from '../support';

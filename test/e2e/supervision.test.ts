@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { TimekeeperClient } from '../../api/client';
+import { TimekeeperClient } from '../../sdk/client';
 import { freePort } from '../../lib/temporal-server';
 import { startProcessEnv } from '../support/start-env';
 import { eventually, testEnv, uniqueSessionId, type Check } from '../support';

@@ -3,7 +3,7 @@
  * built-in `digest` agent, and `parent_run_id` (set by the system, never by a body). Each is
  * a 400 naming the field, with nothing stored; the results route answers for known tasks.
  */
-import type { CallRequest, TimekeeperClient } from '../../api/client';
+import type { CallRequest, TimekeeperClient } from '../../sdk/client';
 import { refusal, startTestSystem, TestSystem, uniqueSessionId as uid } from '../support';
 
 type CreateTask = CallRequest<'createTask'>['body'];

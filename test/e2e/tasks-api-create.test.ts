@@ -4,7 +4,7 @@
  * stored without asking the scheduler it just started, a stored `?` cron's next fire times,
  * and the task list's keyset paging and filters.
  */
-import type { CallRequest, TimekeeperClient } from '../../api/client';
+import type { CallRequest, TimekeeperClient } from '../../sdk/client';
 import { refusal, startTestSystem, TestSystem, eventually, uid } from '../support';
 
 type CreateTask = CallRequest<'createTask'>['body'];

@@ -3,7 +3,7 @@
  * checked against its route contract; raw requests for input the contract's types do not
  * allow): create, read, change, pause, trigger, delete, preview, refusals.
  */
-import type { CallRequest, TimekeeperClient } from '../../api/client';
+import type { CallRequest, TimekeeperClient } from '../../sdk/client';
 import { refusal, startTestSystem, TestSystem, eventually, uid, expectProblem } from '../support';
 import { chatAnswer, fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 

@@ -4,7 +4,7 @@
  * and the LLM context view.
  */
 import { randomUUID } from 'node:crypto';
-import type { CallResponse, TimekeeperClient } from '../../api/client';
+import type { CallResponse, TimekeeperClient } from '../../sdk/client';
 import { eventually, refusal, settle, uniqueSessionId, useTestSystem } from '../support';
 
 const t = useTestSystem();

@@ -9,8 +9,8 @@
  */
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
-import type { CallRequest } from '../../api/client';
-import type { CreateIntentBody } from '../../api/intents/client-helpers';
+import type { CallRequest } from '../../sdk/client';
+import type { CreateIntentBody } from '../../sdk/intents/helpers';
 import { IntentClient } from '../../clients/intents';
 import { databaseInstanceReader } from '../../lib/store/instance';
 import { IntentStore } from '../../lib/store/intents';

@@ -7,7 +7,7 @@ import type { PoolClient } from 'pg';
 import { computeEventHash } from '../../lib/hash-chain';
 import { SessionStore } from '../../lib/store/sessions';
 import { LIMITS } from '../../lib/domain/limits';
-import type { TimekeeperClient } from '../../api/client';
+import type { TimekeeperClient } from '../../sdk/client';
 import { settle, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 import { asDatabaseAttacker } from '../support/db-attacker';
 

@@ -6,7 +6,7 @@
  */
 import { LIMITS } from '../../lib/domain/limits';
 import { createHmac } from 'node:crypto';
-import type { CallRequest, TimekeeperClient } from '../../api/client';
+import type { CallRequest, TimekeeperClient } from '../../sdk/client';
 import { refusal, startTestSystem, TestSystem, uniqueSessionId, uid, eventually } from '../support';
 import { chatAnswer, fakeServers, protocolAnswer, Received } from '../support/fake-services';
 import { schedulerAtRest, schedulerState } from '../support/task-system';

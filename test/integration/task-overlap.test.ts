@@ -4,7 +4,7 @@
  * after a delay) and a 1-2 s aligned interval make fire times land while a run is running.
  * Real Temporal and PostgreSQL.
  */
-import type { CallRequest, ResponseBody } from '../../api/client';
+import type { CallRequest, ResponseBody } from '../../sdk/client';
 import { schedulerWorkflowId } from '../../lib/domain/tasks';
 import { TaskStore } from '../../lib/store/tasks';
 import { protocolAnswer } from '../support/fake-services';

@@ -4,7 +4,7 @@
  * burst of stale runs.
  */
 import type { ChildProcess } from 'node:child_process';
-import type { TimekeeperClient } from '../../api/client';
+import type { TimekeeperClient } from '../../sdk/client';
 import { eventually, sleep, spawnWorker, startTestSystem, TestSystem, uid } from '../support';
 import { fakeServer, FakeServer, protocolAnswer } from '../support/fake-services';
 

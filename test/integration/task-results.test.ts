@@ -5,7 +5,7 @@
  * same result twice, refusals while the run waits and after it ended, and exponential
  * retry on durable timers. Real Temporal and PostgreSQL.
  */
-import type { CallRequest, TimekeeperClient } from '../../api/client';
+import type { CallRequest, TimekeeperClient } from '../../sdk/client';
 import { refusal, startTestSystem, TestSystem, uid, eventually } from '../support';
 import { fakeOpenClawGateway, fakeServers, protocolAnswer } from '../support/fake-services';
 import { runStateQuery } from '../../workflows/tasks/messages';

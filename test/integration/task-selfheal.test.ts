@@ -8,7 +8,7 @@ import { taskSecretsOf } from '../../lib/secrets-key';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { CallRequest, TimekeeperClient } from '../../api/client';
+import type { CallRequest, TimekeeperClient } from '../../sdk/client';
 import { createTaskActivities } from '../../activities/tasks';
 import { TaskClient } from '../../clients/tasks';
 import { taskRunQueues } from '../../lib/config';

@@ -5,7 +5,7 @@
  * its cooldown and not outside its window, and a condition reads another task's run
  * outcomes. Real Temporal and PostgreSQL; a local HTTP server is the webhook agent.
  */
-import type { CallRequest, TimekeeperClient } from '../../api/client';
+import type { CallRequest, TimekeeperClient } from '../../sdk/client';
 import { startTestSystem, TestSystem, eventually, uid, sleep } from '../support';
 import { fakeServer, FakeServer, protocolAnswer, Received } from '../support/fake-services';
 import { schedulerAtRest } from '../support/task-system';

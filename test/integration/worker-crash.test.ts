@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { SessionStore } from '../../lib/store/sessions';
-import { TimekeeperApiError, TimekeeperContractError, type TimekeeperClient } from '../../api/client';
+import { TimekeeperApiError, TimekeeperContractError, type TimekeeperClient } from '../../sdk/client';
 import { startTestSystem, TestSystem, uniqueSessionId, eventually, spawnWorker } from '../support';
 
 /** What a well-behaved client does: retry a failed append with the same idempotency key. */

@@ -41,7 +41,7 @@ import path from 'node:path';
 import net, { type AddressInfo } from 'node:net';
 import { createApp } from '../../api/app';
 import { loadKeyStore } from '../../api/auth';
-import { TimekeeperClient } from '../../api/client';
+import { TimekeeperClient } from '../../sdk/client';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
 import { startTestSystem, sleep } from '../support';

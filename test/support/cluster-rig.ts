@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { TimekeeperClient } from '../../api/client';
+import { TimekeeperClient } from '../../sdk/client';
 import { WORKER_NODE_ARGS } from '../../bin/run';
 import { Cluster, Role, startCluster } from '../../lib/cluster/cluster';
 import { freeTemporalPort } from '../../lib/cluster/temporal-server';

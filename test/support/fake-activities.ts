@@ -1,5 +1,5 @@
 /**
- * An in-memory stand-in for the session writer (activities/sessions.ts `appendEvents`), so
+ * An in-memory stand-in for the session writer (activities/sessions/index.ts `appendEvents`), so
  * workflow-level tests exercise the session workflow's own logic: it assigns seqs and
  * hashes like the real writer, deduplicates by event id and idempotency key, refuses after
  * SESSION_END and on a wrong expected_seq, records every call, and can be scripted per

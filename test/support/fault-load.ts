@@ -4,7 +4,7 @@
  * records what was acknowledged, when, and every refusal, so a fault test can check
  * exactly-once storage and measure how long each session was unwritable.
  */
-import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../../sdk/client';
 import { SessionStore } from '../../lib/store/sessions';
 import type { Pool } from 'pg';
 import { sleep } from './wait';

@@ -20,7 +20,7 @@ import { createApp } from '../../api/app';
 import { WORKER_NODE_ARGS } from '../../bin/run';
 import { bundleWorkflows } from '../../worker/workflow-bundle';
 import { loadKeyStore } from '../../api/auth';
-import { TimekeeperClient } from '../../api/client';
+import { TimekeeperClient } from '../../sdk/client';
 import { Config, loadConfig } from '../../lib/config';
 import { createPool, withDatabase } from '../../lib/db';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '../../lib/embedded-postgres';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
 import { temporal } from '@temporalio/proto';
-import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../../sdk/client';
 import type { FaultRig } from './fault-rig';
 import { checkStored, longestStall, percentile, recoveryTimes, startFloorLoad, startLoad } from './fault-load';
 import { eventually, sleep } from './wait';

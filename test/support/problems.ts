@@ -1,5 +1,5 @@
 /** What tests check of a refusal sent raw (a body the contract's types do not allow). */
-import type { RawResponse } from '../../api/client';
+import type { RawResponse } from '../../sdk/client';
 
 /**
  * A problem of `status` (application/problem+json, the status repeated in the body). With

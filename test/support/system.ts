@@ -9,7 +9,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Pool } from 'pg';
 import { createApp } from '../../api/app';
-import { Problem, TimekeeperApiError, TimekeeperClient } from '../../api/client';
+import { Problem, TimekeeperApiError, TimekeeperClient } from '../../sdk/client';
 import { loadKeyStore } from '../../api/auth';
 import { Config, loadConfig, readSecret, taskRunQueues } from '../../lib/config';
 import { createPool } from '../../lib/db';

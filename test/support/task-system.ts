@@ -4,7 +4,7 @@
  * other test uses, and a task's runs oldest fire time first. Call at the top of a test file.
  */
 import { temporal } from '@temporalio/proto';
-import type { TimekeeperClient } from '../../api/client';
+import type { TimekeeperClient } from '../../sdk/client';
 import { schedulerWorkflowId } from '../../lib/domain/tasks';
 import { schedulerStateQuery, signalEventSignal, type SchedulerState } from '../../workflows/tasks/messages';
 import { eventually, type WaitOptions } from './wait';

@@ -3,11 +3,11 @@
  * for MCP and function calling, and their size), the agent bounds' refusals, and time_now
  * against the run time context it shares its lines with.
  */
-import { openAiTools, timekeeperTools } from '../../api/tools';
+import { openAiTools, timekeeperTools } from '../../sdk/tools';
 import { agentBoundProblems, agentTaskCountProblem, NO_AGENT_BOUNDS } from '../../lib/agent-task-bounds';
-import { isRunDay } from '../../lib/domain/calendars';
+import { isRunDay } from '../../lib/domain/tasks/calendars';
 import { buildTimeContext, TASK_DEFAULTS, type TaskDefinition } from '../../lib/domain/tasks';
-import { timeNow } from '../../lib/domain/time-now';
+import { timeNow } from '../../lib/domain/tasks/time-now';
 
 /** The budget of every tool definition a model reads per turn (docs/api.md gives the measured figure). */
 const TOOL_BYTES_BUDGET = 16_000;

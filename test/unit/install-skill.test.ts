@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { timekeeperTools } from '../../api/tools';
+import { timekeeperTools } from '../../sdk/tools';
 import { installSkill, SKILL_NAME, SKILL_SOURCE, SkillInstallRefused } from '../../integrations/openclaw-skill/install';
 
 const ROOT = path.resolve(__dirname, '../..');

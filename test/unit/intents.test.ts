@@ -1,6 +1,6 @@
 /** The intent rules without any server: the state machine, field rules, blocked data, the hash mapping and the context words. */
 import { intentRoutes } from '../../api/intents/contract';
-import { intentTools } from '../../api/intents/tools';
+import { intentTools } from '../../sdk/intents/tools';
 import { formatLine } from '../../api/sessions/context';
 import { ErrorCode } from '../../lib/domain/errors';
 import {

@@ -3,11 +3,14 @@
  * type-only alike, `export … from` too), so that a climb or a reach into another capability's
  * room fails `npm test` with the file, the import and the rule it breaks (issue 21).
  *
- *   1. Layers: bin → api, worker, integrations → clients → workflows → activities → lib; an
+ *   1. Layers: bin → api, sdk, worker, integrations → clients → workflows → activities → lib; an
  *      import never climbs. The one climb: activities may take the workflows' message types
  *      (workflows/<room>/messages.ts, type-only).
- *   2. api, worker and integrations are peers that do not import each other; integrations
- *      (the MCP server, the OpenClaw plugin) use only the consumer SDK in api/.
+ *   2. api, sdk, worker and integrations are peers that do not import each other, except: the
+ *      consumer SDK (sdk/: typed client, tool schemas, helpers) takes the route contracts from
+ *      api/ (api/contract.ts, api/routes.ts, api/<room>/*contract.ts), the dashboard's browser
+ *      code (api/dashboard/src) and the integrations (the MCP server, the OpenClaw plugin) use
+ *      the SDK, and the MCP server's stdio passes api/input-gate.ts.
  *   3. lib/domain (the sandbox-safe kernel) imports only lib/domain.
  *   4. Capability rooms (a folder or file named for sessions, intents, tasks, signals, tlog)
  *      import another capability only where it uses it by design (USES: intents and tasks write
@@ -26,8 +29,8 @@ import * as path from 'node:path';
 import * as ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
-const TOP = ['bin', 'api', 'worker', 'integrations', 'clients', 'workflows', 'activities', 'lib'] as const;
-const RANK: Record<string, number> = { bin: 5, api: 4, worker: 4, integrations: 4, clients: 3, workflows: 2, activities: 1, lib: 0 };
+const TOP = ['bin', 'api', 'sdk', 'worker', 'integrations', 'clients', 'workflows', 'activities', 'lib'] as const;
+const RANK: Record<string, number> = { bin: 5, api: 4, sdk: 4, worker: 4, integrations: 4, clients: 3, workflows: 2, activities: 1, lib: 0 };
 
 type Capability = 'sessions' | 'intents' | 'tasks' | 'signals' | 'tlog';
 const STEMS: [RegExp, Capability][] = [
@@ -48,14 +51,21 @@ const USES: Record<Capability, Capability[]> = {
 /** One family: rooms of the same family import each other freely. */
 const family = (c: Capability): string => (c === 'signals' ? 'tasks' : c);
 
-/** The consumer SDK in api/ (typed client, tool schemas, helpers) and what integrations may take from api/. */
-const SDK = [/^api\/client\.ts$/, /^api\/tools\.ts$/, /^api\/tool-schema\.ts$/, /^api\/[a-z-]+\/tools\.ts$/, /^api\/intents\/client-helpers\.ts$/, /^api\/input-gate\.ts$/];
+/** The route contracts the consumer SDK is made from: pure zod, no server code. */
+const CONTRACTS = [/^api\/contract\.ts$/, /^api\/routes\.ts$/, /^api\/[a-z-]+\/([a-z-]+-)?contract\.ts$/];
+
+/** The peer imports rule 2 allows. */
+function peerAllowed(e: Edge, la: string, lb: string): boolean {
+  if (la === 'sdk' && lb === 'api') return CONTRACTS.some((re) => re.test(e.to));
+  if (lb === 'sdk') return la === 'integrations' || e.from.startsWith('api/dashboard/src/');
+  return la === 'integrations' && e.to === 'api/input-gate.ts';
+}
 
 /** Files that wire every capability together, each for a reason. */
 const COMPOSITION_ROOTS: Record<string, string> = {
   'api/app.ts': 'the HTTP app: every router',
   'api/routes.ts': 'the registry of every route contract',
-  'api/tools.ts': "every capability's tools put together",
+  'sdk/tools.ts': "every capability's tools put together",
   'api/dashboard/src/main.ts': "the dashboard's pages",
   'activities/index.ts': 'every activity',
   'workflows/index.ts': 'the workflow bundle entry',
@@ -137,7 +147,7 @@ export function ruleBroken(e: Edge): string | undefined {
   const lb = layerOf(e.to);
   if (!(lb in RANK)) return undefined; // package.json, test fixtures, …
   if (RANK[lb] > RANK[la] && !(la === 'activities' && lb === 'workflows' && e.typeOnly && /^workflows\/[a-z-]+\/messages\.ts$/.test(e.to))) return `layers: ${la}/ must not import ${lb}/ (an import never climbs)`;
-  if (RANK[lb] === RANK[la] && la !== lb && !(la === 'integrations' && lb === 'api' && SDK.some((re) => re.test(e.to)))) return `layers: ${la}/ and ${lb}/ are peers${la === 'integrations' ? ' (integrations take only the consumer SDK from api/)' : ''}`;
+  if (RANK[lb] === RANK[la] && la !== lb && !peerAllowed(e, la, lb)) return `layers: ${la}/ and ${lb}/ are peers${la === 'integrations' ? ' (integrations take the consumer SDK, sdk/)' : ''}`;
   if (e.from.startsWith('lib/domain/') && !e.to.startsWith('lib/domain/')) return 'kernel: lib/domain imports only lib/domain';
   const a = capabilityOf(e.from);
   const b = capabilityOf(e.to);
@@ -207,12 +217,12 @@ describe('import layering', () => {
 
   test('the rules catch a climb and a cross-capability reach', () => {
     expect(ruleBroken({ from: 'worker/x.ts', to: 'api/tasks/definition.ts', typeOnly: false })).toMatch(/peers/);
-    expect(ruleBroken({ from: 'lib/store/tasks.ts', to: 'clients/tasks.ts', typeOnly: true })).toMatch(/climbs/);
-    expect(ruleBroken({ from: 'activities/intents.ts', to: 'activities/sessions.ts', typeOnly: false })).toMatch(/lower layers/);
-    expect(ruleBroken({ from: 'lib/domain/intents.ts', to: 'lib/domain/sessions.ts', typeOnly: false })).toMatch(/lower layers/);
-    expect(ruleBroken({ from: 'api/sessions/tools.ts', to: 'api/intents/tools.ts', typeOnly: true })).toMatch(/does not use/);
-    expect(ruleBroken({ from: 'activities/tasks.ts', to: 'workflows/tasks/messages.ts', typeOnly: true })).toBeUndefined();
-    expect(ruleBroken({ from: 'activities/tasks.ts', to: 'workflows/tasks/messages.ts', typeOnly: false })).toMatch(/climbs/);
-    expect(ruleBroken({ from: 'activities/intents.ts', to: 'lib/domain/sessions.ts', typeOnly: false })).toBeUndefined();
+    expect(ruleBroken({ from: 'lib/store/tasks/index.ts', to: 'clients/tasks.ts', typeOnly: true })).toMatch(/climbs/);
+    expect(ruleBroken({ from: 'activities/intents/index.ts', to: 'activities/sessions/index.ts', typeOnly: false })).toMatch(/lower layers/);
+    expect(ruleBroken({ from: 'lib/domain/intents/index.ts', to: 'lib/domain/sessions/index.ts', typeOnly: false })).toMatch(/lower layers/);
+    expect(ruleBroken({ from: 'sdk/sessions/tools.ts', to: 'sdk/intents/tools.ts', typeOnly: true })).toMatch(/does not use/);
+    expect(ruleBroken({ from: 'activities/tasks/index.ts', to: 'workflows/tasks/messages.ts', typeOnly: true })).toBeUndefined();
+    expect(ruleBroken({ from: 'activities/tasks/index.ts', to: 'workflows/tasks/messages.ts', typeOnly: false })).toMatch(/climbs/);
+    expect(ruleBroken({ from: 'activities/intents/index.ts', to: 'lib/domain/sessions/index.ts', typeOnly: false })).toBeUndefined();
   });
 });

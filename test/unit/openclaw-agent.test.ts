@@ -1,5 +1,5 @@
-/** The POST /hooks/agent request an openclaw agent gets (activities/openclaw-agent.ts): URL, headers, OpenClaw's body fields, the message. */
-import { openclawHookRequest, type OpenClawTurn } from '../../activities/openclaw-agent';
+/** The POST /hooks/agent request an openclaw agent gets (activities/tasks/openclaw-agent.ts): URL, headers, OpenClaw's body fields, the message. */
+import { openclawHookRequest, type OpenClawTurn } from '../../activities/tasks/openclaw-agent';
 import { TASK_DEFAULTS, type OpenClawAgent, type TaskDefinition } from '../../lib/domain/tasks';
 
 const agent: OpenClawAgent = { type: 'openclaw', url: 'http://127.0.0.1:18789/', hooks_path: '/hooks/', token_env: 'OPENCLAW_HOOKS_TOKEN', prompt_template: 'p', deliver: false };

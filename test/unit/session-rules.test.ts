@@ -1,5 +1,5 @@
 /**
- * The session rules every writer applies (lib/domain/sessions.ts): what an append request
+ * The session rules every writer applies (lib/domain/sessions/index.ts): what an append request
  * must look like, which content can be stored, and when a retry is the same request.
  */
 import { canonicalize } from '../../lib/domain/canonical-json';

@@ -4,8 +4,8 @@
  * time context's words for those days, years without official data, and the contract.
  */
 import { CreateTaskBody } from '../../api/tasks/contract';
-import { CALENDAR_COVERAGE, isRunDay } from '../../lib/domain/calendars';
-import { fireTimes } from '../../lib/domain/schedule';
+import { CALENDAR_COVERAGE, isRunDay } from '../../lib/domain/tasks/calendars';
+import { fireTimes } from '../../lib/domain/tasks/schedule';
 import { buildTimeContext, type Calendar, type TaskDefinition } from '../../lib/domain/tasks';
 
 const SH = 'Asia/Shanghai';

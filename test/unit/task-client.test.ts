@@ -3,7 +3,7 @@
  * recording fetch: each method calls its route with its method, path, query and body, answers
  * the body, and rejects a refusal with the problem.
  */
-import { TimekeeperApiError, TimekeeperClient } from '../../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../../sdk/client';
 
 interface Sent {
   method: string;

@@ -1,10 +1,10 @@
 /**
- * The pure side of delay and condition triggers (lib/domain/conditions.ts,
+ * The pure side of delay and condition triggers (lib/domain/tasks/conditions.ts,
  * signal-triggers.ts, signals.ts): sustained comparisons (for_s), windows in a zone,
  * all/any, cooldown, run-outcome leaves, delay dedupe and the run ids they derive.
  */
-import { applySignal, evaluate, inWindow, initialConditionState, nextWindowEdge, step, conditionProblems, type ConditionTrigger, type ConditionState } from '../../lib/domain/conditions';
-import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/signal-triggers';
+import { applySignal, evaluate, inWindow, initialConditionState, nextWindowEdge, step, conditionProblems, type ConditionTrigger, type ConditionState } from '../../lib/domain/tasks/conditions';
+import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/tasks/signal-triggers';
 import { dedupeKey, delayProblems, type DelayTrigger, type SignalEvent } from '../../lib/domain/signals';
 
 const T0 = Date.parse('2026-03-09T01:00:00Z'); // Monday 09:00 in Asia/Shanghai

@@ -2,9 +2,9 @@
  * Cron readings users know from Quartz, Spring, Vixie cron/cronie, croniter and cron-parser:
  * `?` in a day field, day fields that AND when one starts with `*`, `a/n` steps, and the
  * declared DST policy for step hours (docs/api.md#time-zone-policy). Each of these failed on
- * main before lib/domain/schedule.ts normalised expressions.
+ * main before lib/domain/tasks/schedule.ts normalised expressions.
  */
-import { cronFireTimes, cronProblem } from '../../lib/domain/schedule';
+import { cronFireTimes, cronProblem } from '../../lib/domain/tasks/schedule';
 import { describeCron } from '../../lib/domain/tasks';
 
 const fires = (expression: string, timezone: string, from: string, n: number, dom_dow: 'or' | 'and' = 'or') =>

@@ -6,7 +6,7 @@
 import { definitionOf, defaultAgentProblem } from '../../api/tasks/definition';
 import { loadConfig } from '../../lib/config';
 import { DomainError } from '../../lib/domain/errors';
-import { backoffBeforeAttempt } from '../../lib/domain/task-retry';
+import { backoffBeforeAttempt } from '../../lib/domain/tasks/retry';
 
 /** The article's example, as JSON. */
 const seedExample = () => ({

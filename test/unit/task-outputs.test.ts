@@ -1,5 +1,5 @@
-/** The pure rules of lib/domain/task-outputs.ts: file-name templates, run keys, the digest's summary text. */
-import { digestSummary, fileNameProblem, fileNameVariables, renderFileName, runKey, type DigestItem } from '../../lib/domain/task-outputs';
+/** The pure rules of lib/domain/tasks/outputs.ts: file-name templates, run keys, the digest's summary text. */
+import { digestSummary, fileNameProblem, fileNameVariables, renderFileName, runKey, type DigestItem } from '../../lib/domain/tasks/outputs';
 import type { TaskDefinition } from '../../lib/domain/tasks';
 
 test('run keys are the run id after run/<task_id>/, made file-safe', () => {

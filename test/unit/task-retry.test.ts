@@ -1,6 +1,6 @@
 /** Retry settings in both styles: the waits before each attempt, and the contract's refusals of a mix. */
 import { RetrySchema } from '../../api/tasks/contract';
-import { backoffBeforeAttempt, retryProblems, retryWarnings, type RetryPolicy } from '../../lib/domain/task-retry';
+import { backoffBeforeAttempt, retryProblems, retryWarnings, type RetryPolicy } from '../../lib/domain/tasks/retry';
 
 const waits = (r: RetryPolicy) => Array.from({ length: r.max_attempts - 1 }, (_, i) => backoffBeforeAttempt(r, i + 2));
 

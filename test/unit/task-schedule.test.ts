@@ -1,6 +1,6 @@
 /** The declared time-zone policy, the trigger in words, time context and run memory texts. */
 import { buildRunMemory, buildTimeContext, describeTrigger, taskDefinitionProblems, type TaskDefinition } from '../../lib/domain/tasks';
-import { cronFireTimes, cronProblem, fireTimes } from '../../lib/domain/schedule';
+import { cronFireTimes, cronProblem, fireTimes } from '../../lib/domain/tasks/schedule';
 
 const fires = (expression: string, timezone: string, from: string, n: number) =>
   cronFireTimes({ expression, timezone, dom_dow: 'or' }, Date.parse(from), n).map((t) => new Date(t).toISOString());

@@ -4,8 +4,8 @@
  * the cron's own time; the time context names both times.
  */
 import { definitionOf } from '../../api/tasks/definition';
-import { fireTimes } from '../../lib/domain/schedule';
-import { isTopOfHour, staggerOffsetS, withStagger } from '../../lib/domain/stagger';
+import { fireTimes } from '../../lib/domain/tasks/schedule';
+import { isTopOfHour, staggerOffsetS, withStagger } from '../../lib/domain/tasks/stagger';
 import { buildTimeContext, describeTrigger, type CronTrigger, type TaskDefinition } from '../../lib/domain/tasks';
 
 const cron = (expression: string, extra: Partial<CronTrigger> = {}): CronTrigger => ({ type: 'cron', expression, timezone: 'UTC', dom_dow: 'or', tolerant: true, ...extra });

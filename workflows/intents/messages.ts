@@ -1,7 +1,7 @@
 /**
  * The intent workflow's interface: its input and result, and the Updates and Query that
  * callers send it, defined once and imported by both sides (the workflow and
- * clients/intents.ts). The domain types and rules live in lib/domain/intents.ts.
+ * clients/intents.ts). The domain types and rules live in lib/domain/intents/index.ts.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { BlockedInfo, IntentHead, IntentSettings, IntentStatus, StoredTransition, TransitionRequest } from '../../lib/domain/intents';

@@ -1,7 +1,7 @@
 /**
  * The session workflow's interface: its input and result, and the Updates and Query that
  * callers send it, defined once and imported by both sides (the workflow and
- * clients/sessions.ts). The domain types and rules live in lib/domain/sessions.ts.
+ * clients/sessions.ts). The domain types and rules live in lib/domain/sessions/index.ts.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { JsonValue } from '../../lib/domain/canonical-json';

@@ -1,12 +1,12 @@
 /**
  * The task workflows' interface, defined once and imported by both sides (the workflows and
  * clients/tasks.ts): the scheduler's input, the `changed` signal every task change sends it,
- * its state query; the run workflow's input and result. Domain types live in lib/domain/tasks.ts.
+ * its state query; the run workflow's input and result. Domain types live in lib/domain/tasks/index.ts.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ResultOutcome, ResultReport } from '../../lib/domain/task-results';
+import type { ResultOutcome, ResultReport } from '../../lib/domain/tasks/results';
 import type { SignalEvent } from '../../lib/domain/signals';
-import type { SignalTriggerState } from '../../lib/domain/signal-triggers';
+import type { SignalTriggerState } from '../../lib/domain/tasks/signal-triggers';
 import type { AgentAnswer, RunTrigger, TaskDefinition } from '../../lib/domain/tasks';
 
 /** The task's state after one change (its history row), as the scheduler follows it. */

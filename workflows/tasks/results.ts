@@ -8,7 +8,7 @@
  */
 import { condition, setHandler } from '@temporalio/workflow';
 import { canonicalize } from '../../lib/domain/canonical-json';
-import { answersLater, outcomeOf, resultErrors, type ResultOutcome, type ResultReport, type RunWaitState } from '../../lib/domain/task-results';
+import { answersLater, outcomeOf, resultErrors, type ResultOutcome, type ResultReport, type RunWaitState } from '../../lib/domain/tasks/results';
 import type { AgentAnswer } from '../../lib/domain/tasks';
 import { RunInput, RunState, resultUpdate } from './messages';
 

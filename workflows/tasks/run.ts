@@ -29,7 +29,7 @@ import type { SignalActivities } from '../../activities/signals';
 import { RunFailure } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import type { FirstAttemptResult, TaskActivities } from '../../activities/tasks';
-import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/task-results';
+import { isAwaitingResult, resultPath, type AwaitingResult } from '../../lib/domain/tasks/results';
 import { CANCELLED_REASON_PREFIX, backoffBeforeAttempt, schedulerWorkflowId, type AgentAnswer } from '../../lib/domain/tasks';
 import { RunStatusKey } from '../../lib/domain/platform/search-attributes';
 import { RunInput, RunResult, RunState, changedSignal, runStateQuery, signalEventSignal } from './messages';

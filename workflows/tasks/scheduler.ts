@@ -29,8 +29,8 @@ import {
 import type { SignalActivities } from '../../activities/signals';
 import type { TaskActivities } from '../../activities/tasks';
 import { LIMITS } from '../../lib/domain/limits';
-import { triggerSignalNames } from '../../lib/domain/conditions';
-import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/signal-triggers';
+import { triggerSignalNames } from '../../lib/domain/tasks/conditions';
+import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/tasks/signal-triggers';
 import type { SignalEvent } from '../../lib/domain/signals';
 import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
 import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
@@ -230,7 +230,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   }
 
   /**
-   * Delay and condition triggers (lib/domain/signal-triggers.ts decides): take signals in,
+   * Delay and condition triggers (lib/domain/tasks/signal-triggers.ts decides): take signals in,
    * sleep on a durable timer until the next waiting run or condition check, start what is
    * due; until the task changes. Pausing drops waiting runs (nothing is made up).
    */

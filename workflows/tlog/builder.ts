@@ -1,6 +1,6 @@
 /**
  * The log builder: one workflow per instance (id `tlog-builder/<instance id>`), which keeps the
- * transparency log up to date. All the work is in the buildLog activity (activities/tlog.ts):
+ * transparency log up to date. All the work is in the buildLog activity (activities/tlog/index.ts):
  * each run builds batches and checkpoints for a minute, so an idle log writes a few history
  * events a minute, and the workflow continues as new after LIMITS.tlogRunsPerWorkflow runs.
  */

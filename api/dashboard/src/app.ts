@@ -1,5 +1,5 @@
 /** What every page shares: the typed client with the stored key, the hash route, and how failures are shown. */
-import { TimekeeperApiError, TimekeeperClient } from '../../client';
+import { TimekeeperApiError, TimekeeperClient } from '../../../sdk/client';
 import { button, h } from './dom';
 
 const KEY = 'timekeeper.apiKey';
@@ -17,7 +17,7 @@ export function storeKey(key: string): void {
   else localStorage.removeItem(KEY);
 }
 
-/** The one typed client (api/client.ts), against the API that served this page. */
+/** The one typed client (sdk/client.ts), against the API that served this page. */
 export function tk(): TimekeeperClient {
   const apiKey = storedKey();
   return new TimekeeperClient({ baseUrl: location.origin, apiKey: apiKey || undefined, timeoutMs: 30_000 });

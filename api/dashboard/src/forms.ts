@@ -4,7 +4,7 @@
  * field errors are shown at the field they name; what names no control shows above the form.
  * A form being typed in is marked `data-editing`, and auto-refresh leaves such a page alone.
  */
-import { TimekeeperApiError } from '../../client';
+import { TimekeeperApiError } from '../../../sdk/client';
 import { errorBox } from './app';
 import { append, fill, h } from './dom';
 

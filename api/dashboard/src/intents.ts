@@ -1,5 +1,5 @@
 /** Intents (the OML-compatible /api/* routes): the pending banner, the filtered list with lifecycles, one intent's transitions. */
-import type { ResponseBody } from '../../client';
+import type { ResponseBody } from '../../../sdk/client';
 import { INTENT_STATUSES } from '../../../lib/domain/intents';
 import { go, href, tk, type Page } from './app';
 import { badge, empty, field, folded, h, input, select, shortHash, time } from './dom';

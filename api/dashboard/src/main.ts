@@ -1,6 +1,6 @@
 /**
  * The Timekeeper dashboard: a framework-free single-page app over the typed client
- * (api/client.ts). Hash routes: #/sessions[/id], #/intents[/id], #/tasks[/id], #/state,
+ * (sdk/client.ts). Hash routes: #/sessions[/id], #/intents[/id], #/tasks[/id], #/state,
  * #/artifacts; filters live in the hash's query, so a refresh (manual or every 30 s) keeps them.
  */
 import { currentRoute, describeError, href, keyForm, storedKey, type Page } from './app';

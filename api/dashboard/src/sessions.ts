@@ -1,5 +1,5 @@
 /** Sessions: the filtered, paged list; one session's timeline with its verification badge, LLM context and workflow link. */
-import type { ResponseBody } from '../../client';
+import type { ResponseBody } from '../../../sdk/client';
 import { TIMELINE_STATUSES } from '../../../lib/domain/sessions';
 import { errorBox, go, href, tk, type Page } from './app';
 import { badge, button, empty, fill, field, folded, h, input, preview, select, shortHash, time } from './dom';

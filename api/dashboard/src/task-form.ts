@@ -6,7 +6,7 @@
  * The agent and the delivery are JSON: their shapes differ by type, and the API says exactly
  * which part is wrong.
  */
-import type { CallRequest, ResponseBody } from '../../client';
+import type { CallRequest, ResponseBody } from '../../../sdk/client';
 import { go, href, tk } from './app';
 import { fill, h, time, viewerZone } from './dom';
 import { editing, FieldErrors, isoToLocal, localToIso, parseJson, sending, textarea } from './forms';

@@ -3,7 +3,7 @@
  * a range of past fire times, the rows its `table` delivery stored (results), and the run it
  * is a follow-up of. Field errors from the API are shown at the field (forms.ts).
  */
-import type { ResponseBody } from '../../client';
+import type { ResponseBody } from '../../../sdk/client';
 import { errorBox, go, href, tk } from './app';
 import { badge, button, empty, fill, folded, h, time, viewerZone } from './dom';
 import { editing, FieldErrors, isoToLocal, localToIso, sending } from './forms';
@@ -41,7 +41,7 @@ export function deleteControl(task: TaskDetail, out: HTMLElement): Node {
 export function parentLink(task: TaskDetail): Node | null {
   const parent = task.parent_run_id;
   if (!parent) return null;
-  // Run ids are run/<task id>/<fire time> (lib/domain/tasks.ts runId).
+  // Run ids are run/<task id>/<fire time> (lib/domain/tasks/index.ts runId).
   const parentTask = parent.split('/')[1];
   return h('p', { id: 'parent-run', class: 'muted' }, 'A follow-up of run ', h('code', {}, parent), parentTask ? [' of ', h('a', { href: href(['tasks', parentTask]) }, parentTask)] : null);
 }

@@ -3,7 +3,7 @@
  * runs with their follow-ups, the needs-attention queue, the cron preview, signals; a task's
  * create and edit form (task-form.ts), delete, backfill and results (task-panels.ts).
  */
-import type { ResponseBody } from '../../client';
+import type { ResponseBody } from '../../../sdk/client';
 import { TASK_STATUSES } from '../../../lib/domain/tasks';
 import { errorBox, go, href, tk, type Page, type PageContext } from './app';
 import { pagerNav } from './pager';

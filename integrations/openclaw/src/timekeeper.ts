@@ -1,9 +1,9 @@
 /**
  * Delivery of outbox items over Timekeeper's /v1 API through the repository's typed client
- * (api/client.ts), which the build bundles into dist/ (see build.mjs): one definition of every
+ * (sdk/client.ts), which the build bundles into dist/ (see build.mjs): one definition of every
  * route, request and response, shared with the server.
  */
-import { TimekeeperApiError, TimekeeperClient } from '../../../api/client';
+import { TimekeeperApiError, TimekeeperClient } from '../../../sdk/client';
 import type { DeliveryOutcome } from './outbox';
 import type { OutboxItem } from './mapping';
 

@@ -128,6 +128,30 @@ describe('requests on the wire', () => {
     ]);
   });
 
+  test('tk.sessions.* are the session routes, namespaced like tk.intents: the same requests as the flat methods', async () => {
+    const reply = (r: Sent) => ({ status: r.method === 'POST' && !r.url.endsWith('/end') ? 201 : 200, body: {} });
+    const flat = recording(reply);
+    const spaced = recording(reply);
+    type Call = (tk: TimekeeperClient) => Promise<unknown>;
+    const pairs: [Call, Call][] = [
+      [(tk) => tk.createSession({ session_id: 's1' }), (tk) => tk.sessions.create({ session_id: 's1' })],
+      [(tk) => tk.listSessions({ limit: 2 }), (tk) => tk.sessions.list({ limit: 2 })],
+      [(tk) => tk.session('s1'), (tk) => tk.sessions.get('s1')],
+      [(tk) => tk.append('s1', { type: 'USER_INPUT', content: 1 }), (tk) => tk.sessions.append('s1', { type: 'USER_INPUT', content: 1 })],
+      [(tk) => tk.end('s1'), (tk) => tk.sessions.end('s1')],
+      [(tk) => tk.events('s1', { after_seq: 1 }), (tk) => tk.sessions.events('s1', { after_seq: 1 })],
+      [(tk) => tk.context('s1', { lang: 'zh' }), (tk) => tk.sessions.context('s1', { lang: 'zh' })],
+      [(tk) => tk.verify('s1'), (tk) => tk.sessions.verify('s1')],
+      [(tk) => tk.workflow('s1'), (tk) => tk.sessions.workflow('s1')],
+    ];
+    for (const [old, namespaced] of pairs) {
+      await old(flat.tk);
+      await namespaced(spaced.tk);
+    }
+    expect(spaced.sent.map((s) => [s.method, s.url, s.body])).toEqual(flat.sent.map((s) => [s.method, s.url, s.body]));
+    expect(spaced.sent).toHaveLength(9);
+  });
+
   test('raw() sends strings and bytes verbatim, anything else as JSON, and keeps repeated parameters', async () => {
     const { tk, sent } = recording({ status: 400, body: problem(400, 'validation_error') });
     const bytes = Uint8Array.from([0xff, 0xfe, 0x00]);
@@ -252,7 +276,7 @@ test('sdk/client.ts reaches no Node built-in and no server code at run time: onl
   visit(path.join(ROOT, 'sdk', 'client.ts'));
 
   const local = [...files].map((f) => path.relative(ROOT, f)).sort();
-  const allowed = /^(sdk\/client\.ts|api\/contract\.ts|api\/routes\.ts|api\/scopes\.ts|api\/[a-z-]+\/([a-z-]+-)?contract\.ts|lib\/domain\/([a-z-]+\/)?[a-z-]+\.ts)$/;
+  const allowed = /^(sdk\/(client|transport)\.ts|api\/contract\.ts|api\/routes\.ts|api\/scopes\.ts|api\/[a-z-]+\/([a-z-]+-)?contract\.ts|lib\/domain\/([a-z-]+\/)?[a-z-]+\.ts)$/;
   expect(local.filter((f) => !allowed.test(f))).toEqual([]);
   const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
   expect([...packages].filter((p) => p.startsWith('node:') || builtins.has(p))).toEqual([]);

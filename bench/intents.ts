@@ -27,6 +27,7 @@
  *             call an agent makes at start-up), then as many with older_than. Target: p99 <= 50 ms
  *             with 100,000 intents stored.
  */
+import { readFlags } from './cli';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
@@ -68,32 +69,14 @@ const USAGE = `usage: npm run bench:intents -- [options]
 env: BENCH_URL, BENCH_API_KEY, DATABASE_URL (for seeding; the database the server uses)`;
 
 function parseArgs(argv: string[]): Options {
-  const flags = new Map<string, string>();
-  let strict = false;
-  let floor = true;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--help' || a === '-h') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    if (a === '--strict') strict = true;
-    else if (a === '--no-floor') floor = false;
-    else if (a.startsWith('--') && i + 1 < argv.length) flags.set(a.slice(2), argv[++i]);
-    else throw new Error(`bad argument ${a}\n${USAGE}`);
-  }
-  for (const k of flags.keys()) if (!['url', 'agents', 'intents', 'seed', 'seed-open', 'pending-queries', 'temporal', 'namespace'].includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
-  const int = (k: string, d: number, min = 0): number => {
-    const v = flags.get(k);
-    if (v === undefined) return d;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${k} must be an integer >= ${min}, got "${v}"`);
-    return n;
-  };
-  const agents = (flags.get('agents') ?? '20,100').split(',').map((x) => Number(x));
+  const flags = readFlags(argv, USAGE, { values: ['url', 'agents', 'intents', 'seed', 'seed-open', 'pending-queries', 'temporal', 'namespace'], switches: ['strict', 'no-floor'] });
+  const strict = flags.has('strict');
+  const floor = !flags.has('no-floor');
+  const int = (k: string, d: number, min = 0): number => flags.int(k, min) ?? d;
+  const agents = (flags.value('agents') ?? '20,100').split(',').map((x) => Number(x));
   if (agents.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--agents must be a comma-separated list of positive integers');
   return {
-    url: (flags.get('url') ?? process.env.BENCH_URL ?? 'http://127.0.0.1:8000').replace(/\/+$/, ''),
+    url: (flags.value('url') ?? process.env.BENCH_URL ?? 'http://127.0.0.1:8000').replace(/\/+$/, ''),
     apiKey: process.env.BENCH_API_KEY || undefined,
     databaseUrl: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/timekeeper',
     agents,
@@ -101,8 +84,8 @@ function parseArgs(argv: string[]): Options {
     seed: int('seed', 100_000),
     seedOpen: int('seed-open', 100),
     pendingQueries: int('pending-queries', 200, 1),
-    temporal: floor ? (flags.get('temporal') ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233') : undefined,
-    namespace: flags.get('namespace') ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
+    temporal: floor ? (flags.value('temporal') ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233') : undefined,
+    namespace: flags.value('namespace') ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
     strict,
   };
 }

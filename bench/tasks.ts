@@ -35,6 +35,7 @@
  * fire time has more than one run id. The tasks
  * are deleted at the end.
  */
+import { readFlags } from './cli';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -70,38 +71,20 @@ const USAGE = `usage: npm run bench:tasks -- [options]
 env: BENCH_API_KEY (with --url)`;
 
 function parseArgs(argv: string[]): Options {
-  const flags = new Map<string, string>();
-  const switches = new Set<string>();
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--help' || argv[i] === '-h') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    if (argv[i] === '--no-floor' || argv[i] === '--kill-worker') {
-      switches.add(argv[i].slice(2));
-      continue;
-    }
-    if (argv[i].startsWith('--') && i + 1 < argv.length) flags.set(argv[i].slice(2), argv[++i]);
-    else throw new Error(`bad argument ${argv[i]}\n${USAGE}`);
-  }
-  for (const k of flags.keys()) if (!['minutes', 'tasks', 'burst', 'scenario', 'url', 'temporal'].includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
-  if (switches.has('kill-worker') && flags.has('url')) throw new Error('--kill-worker needs the private rig (no --url)');
-  const int = (k: string, d: number) => {
-    const n = Number(flags.get(k) ?? d);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${k} must be a positive integer`);
-    return n;
-  };
-  const scenarios = (flags.get('scenario') ?? 'spread,burst').split(',');
+  const flags = readFlags(argv, USAGE, { values: ['minutes', 'tasks', 'burst', 'scenario', 'url', 'temporal'], switches: ['no-floor', 'kill-worker'] });
+  if (flags.has('kill-worker') && flags.value('url') !== undefined) throw new Error('--kill-worker needs the private rig (no --url)');
+  const int = (k: string, d: number) => flags.int(k, 1) ?? d;
+  const scenarios = (flags.value('scenario') ?? 'spread,burst').split(',');
   if (scenarios.some((s) => s !== 'spread' && s !== 'burst')) throw new Error(`--scenario takes spread and/or burst\n${USAGE}`);
   return {
-    url: flags.get('url'),
+    url: flags.value('url'),
     minutes: int('minutes', 5),
     tasks: int('tasks', 1000),
     burst: int('burst', 200),
     scenarios: scenarios as Options['scenarios'],
-    floor: !switches.has('no-floor'),
-    temporal: flags.get('temporal'),
-    killWorker: switches.has('kill-worker'),
+    floor: !flags.has('no-floor'),
+    temporal: flags.value('temporal'),
+    killWorker: flags.has('kill-worker'),
   };
 }
 

@@ -22,6 +22,7 @@
  * seed-load appends/s >= 0.8x, open-loop p50 and p99 <= 1.5x the floor's). The seed and large
  * scenarios end by verifying every chain and measuring raw single-row INSERTs (bench/raw-insert.ts).
  */
+import { readFlags } from './cli';
 import { performance } from 'node:perf_hooks';
 import { TimekeeperClient } from '../sdk/client';
 import { startFloor } from './floor/floor';
@@ -103,31 +104,9 @@ const BARE_FLAGS = ['no-reads', 'no-raw', 'no-warmup', 'no-floor', 'strict', 'gl
 const VALUE_FLAGS = ['url', 'temporal', 'scenario', 'sessions', 'events', 'concurrency', 'timeout-ms', 'think-ms', 'single-appends', 'open-seconds', 'open-sessions', 'pause-ms'];
 
 function parseArgs(argv: string[]): Options {
-  const flags = new Map<string, string>();
-  const bare = new Set<string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--help' || a === '-h') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}\n${USAGE}`);
-    const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
-    if (BARE_FLAGS.includes(k)) bare.add(k);
-    else if (inline !== undefined) flags.set(k, inline);
-    else if (i + 1 < argv.length) flags.set(k, argv[++i]);
-    else throw new Error(`--${k} needs a value\n${USAGE}`);
-  }
-  for (const k of flags.keys()) if (!VALUE_FLAGS.includes(k)) throw new Error(`unknown option --${k}\n${USAGE}`);
-
-  const int = (k: string, min = 1): number | undefined => {
-    const v = flags.get(k);
-    if (v === undefined) return undefined;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${k} must be an integer >= ${min}, got "${v}"`);
-    return n;
-  };
-  const which = flags.get('scenario') ?? DEFAULT_SCENARIOS.join(',');
+  const flags = readFlags(argv, USAGE, { values: VALUE_FLAGS, switches: BARE_FLAGS });
+  const int = (k: string, min = 1) => flags.int(k, min);
+  const which = flags.value('scenario') ?? DEFAULT_SCENARIOS.join(',');
   const names = which === 'all' ? SCENARIOS : which.split(',').map((n) => n.trim());
   for (const n of names) if (!SCENARIOS.includes(n as ScenarioName)) throw new Error(`--scenario takes ${SCENARIOS.join(', ')} or all, got "${n}"`);
   // Scale flags apply to every selected closed-loop scenario; the defaults keep each one's shape.
@@ -136,29 +115,29 @@ function parseArgs(argv: string[]): Options {
     if (n !== 'seed' && n !== 'large') return d;
     return { ...d, sessions: int('sessions') ?? d.sessions, events: int('events') ?? d.events, concurrency: int('concurrency') ?? d.concurrency };
   });
-  const pause = /^(\d+)-(\d+)$/.exec(flags.get('pause-ms') ?? '1000-3000');
-  if (!pause || Number(pause[1]) > Number(pause[2])) throw new Error(`--pause-ms takes MIN-MAX in ms, e.g. 1000-3000, got "${flags.get('pause-ms')}"`);
+  const pause = /^(\d+)-(\d+)$/.exec(flags.value('pause-ms') ?? '1000-3000');
+  if (!pause || Number(pause[1]) > Number(pause[2])) throw new Error(`--pause-ms takes MIN-MAX in ms, e.g. 1000-3000, got "${flags.value('pause-ms')}"`);
 
   return {
-    url: (flags.get('url') ?? process.env.BENCH_URL ?? 'http://127.0.0.1:8000').replace(/\/+$/, ''),
-    temporalAddress: flags.get('temporal') ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    url: (flags.value('url') ?? process.env.BENCH_URL ?? 'http://127.0.0.1:8000').replace(/\/+$/, ''),
+    temporalAddress: flags.value('temporal') ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     namespace: process.env.TEMPORAL_NAMESPACE || 'default',
     databaseUrl: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/timekeeper',
     apiKey: process.env.BENCH_API_KEY || undefined,
     scenarios,
-    floor: !bare.has('no-floor'),
-    reads: !bare.has('no-reads'),
+    floor: !flags.has('no-floor'),
+    reads: !flags.has('no-reads'),
     thinkMs: int('think-ms', 0) ?? 0,
     singleAppends: int('single-appends') ?? 200,
     openSeconds: int('open-seconds') ?? 50,
     openSessions: int('open-sessions') ?? 100,
     pauseMinMs: Number(pause[1]),
     pauseMaxMs: Number(pause[2]),
-    raw: !bare.has('no-raw'),
-    warmup: !bare.has('no-warmup'),
+    raw: !flags.has('no-raw'),
+    warmup: !flags.has('no-warmup'),
     timeoutMs: int('timeout-ms') ?? 60_000,
-    strict: bare.has('strict'),
-    globalFetch: bare.has('global-fetch'),
+    strict: flags.has('strict'),
+    globalFetch: flags.has('global-fetch'),
   };
 }
 

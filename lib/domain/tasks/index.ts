@@ -1,18 +1,25 @@
 /**
  * Scheduled agent tasks: the task model (the scheduler article's section 3.4), trigger kinds,
- * overlap and misfire policies, run ids, prompt-template variables, the agent answer
- * protocol, and the texts an agent wakes up with (time context, run memory). One
+ * overlap and misfire policies, run ids, the agent answer's shape and the domain rules of a
+ * definition. Re-exported from their own modules: prompt templates (templates.ts), tasks in
+ * words (wording.ts) and what an agent wakes up with (wake-context.ts). One
  * definition, used by the API contracts, the scheduler and run workflows, the activities
  * and the store. Sandbox-safe: no I/O, no zod (the zod contracts are in api/tasks/contract.ts),
- * no cron library (fire times are computed in lib/schedule.ts, outside workflows).
+ * no cron library (fire times are computed in ./schedule.ts, outside workflows).
  */
 import { DomainError, ErrorCode, type FieldError } from '../errors';
 import { LIMITS } from '../limits';
-import { isTimeZone, localDate, localIso, wallClock } from '../platform/zones';
+import { isTimeZone } from '../platform/zones';
 import { retryProblems, retryWarnings, type RetryPolicy } from './retry';
 import type { DigestAgent, FollowUpAction } from './outputs';
-import { conditionProblems, describeCondition, type ConditionTrigger } from './conditions';
+import { conditionProblems, type ConditionTrigger } from './conditions';
 import { delayProblems, type DelayTrigger } from '../signals';
+import { TEMPLATE_VARIABLES, unknownTemplateVariables } from './templates';
+
+export * from './templates';
+export * from './wording';
+export * from './wake-context';
+export * from './trigger-zone';
 
 /** A secret's environment variable name, as a task's `api_key_env` or `token_env` may give it (lib/config.ts readSecret reads it). */
 export const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,127}$/;
@@ -247,26 +254,7 @@ export const taskErrors = {
   runNotFound: (id: string) => DomainError.field(ErrorCode.NotFound, 'run_id', 'is not a known run').withMessage(`run ${id} not found`),
 };
 
-// ---- time zones: lib/domain/platform/zones.ts --------------------------------------------
-
-export const triggerZone = (t: Trigger): string => (t.type === 'cron' || t.type === 'condition' ? t.timezone : 'UTC');
-
-// ---- prompt templates ------------------------------------------------------------------
-
-/** The variables a prompt template may use as {{name}}. */
-export const TEMPLATE_VARIABLES = ['task_id', 'task_name', 'now_local', 'now_utc', 'date', 'timezone', 'scheduled_at', 'attempt', 'last_run_at', 'run_id'] as const;
-export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
-const VAR_RE = /\{\{\s*([^}]*?)\s*\}\}/g;
-
-export function unknownTemplateVariables(template: string): string[] {
-  return [...template.matchAll(VAR_RE)].map((m) => m[1]).filter((v) => !(TEMPLATE_VARIABLES as readonly string[]).includes(v));
-}
-
-export function renderTemplate(template: string, vars: Record<TemplateVariable, string>): string {
-  return template.replace(VAR_RE, (_, name: string) => vars[name as TemplateVariable] ?? '');
-}
-
-// ---- domain rules beyond shape (the contract checks shape; lib/schedule.ts checks cron) -
+// ---- domain rules beyond shape (the contract checks shape; ./schedule.ts checks cron) ----
 
 /** Rules the zod contract cannot express alone; each problem names its field. */
 export function taskDefinitionProblems(d: TaskDefinition): FieldError[] {
@@ -307,255 +295,3 @@ export interface AgentAnswer {
   /** Recorded as given; a `follow_up` object also creates a follow-up task linked to this run. */
   next_action: string | FollowUpAction | null;
 }
-
-export const ANSWER_INSTRUCTIONS =
-  'Answer with one JSON object and nothing else: {"task_id": string, "status": "success" | "failed" | "partial", "processed": integer >= 0, "errors": array, "summary": string, "next_action": string | null | {"type": "follow_up", "task": <a task definition as POST /v1/tasks takes it; trigger optional>, "delay_s"?: number}}. A follow_up hands work to another agent: it becomes a new task linked to this run.';
-
-// ---- what the agent wakes up with ------------------------------------------------------
-
-export interface RunContext {
-  task: TaskDefinition;
-  runId: string;
-  trigger: RunTrigger;
-  nominalMs: number;
-  startedMs: number;
-  /** Of this attempt. */
-  nowMs: number;
-  attempt: number;
-  /** Start of the task's previous run, if any. */
-  lastRunMs?: number;
-  /** Why a signal-triggered run woke, in words (the event, or the condition that held). */
-  cause?: string;
-}
-
-/** A past run as the execution log holds it. */
-export interface RunMemoryEntry {
-  nominal_ms: number;
-  status: RunStatus;
-  processed: number | null;
-  error_count: number | null;
-  summary: string | null;
-  delivered: boolean;
-}
-
-export function formatDuration(ms: number): string {
-  const s = Math.round(Math.abs(ms) / 1000);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${s % 60} s`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h} h ${m % 60} min`;
-  return `${Math.floor(h / 24)} days ${h % 24} h`;
-}
-
-export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-const WEEKDAYS_ZH = ['星期日', '星期一', '星期二', '星期三', '星期四', '星期五', '星期六'];
-
-/** The trigger in words, e.g. `cron "0 17 * * 1-5" in Asia/Shanghai: at 17:00 on Monday to Friday`. */
-export function describeTrigger(t: Trigger): string {
-  switch (t.type) {
-    case 'cron':
-      return `cron "${t.expression}" in ${t.timezone}${describeCron(t.expression, t.dom_dow) ? `: ${describeCron(t.expression, t.dom_dow)}` : ''}${t.stagger_offset_s ? `, staggered by ${formatDuration(t.stagger_offset_s * 1000)}` : ''}`;
-    case 'interval':
-      return t.mode === 'aligned'
-        ? `every ${formatDuration(t.every_s * 1000)}, aligned to the clock from ${t.anchor ?? '1970-01-01T00:00:00Z'}`
-        : `every ${formatDuration(t.every_s * 1000)} after the previous start`;
-    case 'at':
-      return `once, at ${new Date(t.at).toISOString()}`;
-    case 'delay':
-      return `${formatDuration(t.seconds * 1000)} after each "${t.event}" signal${t.deduplicate ? `, one run per ${t.dedupe_key ? `dedupe key ${t.dedupe_key}` : 'wait'} for events that arrive while it waits` : ''}`;
-    case 'condition':
-      return describeCondition(t);
-  }
-}
-
-const NICKNAMES: Record<string, string> = {
-  '@yearly': 'once a year, at 00:00 on 1 January',
-  '@annually': 'once a year, at 00:00 on 1 January',
-  '@monthly': 'at 00:00 on the first day of every month',
-  '@weekly': 'at 00:00 every Sunday',
-  '@daily': 'every day at 00:00',
-  '@midnight': 'every day at 00:00',
-  '@hourly': 'at the start of every hour',
-};
-const DOW_NAMES: Record<string, number> = { sun: 0, mon: 1, tue: 2, wed: 3, thu: 4, fri: 5, sat: 6 };
-
-function dowWords(f: string): string | undefined {
-  const day = (s: string) => {
-    const n = /^\d$/.test(s) ? Number(s) % 7 : DOW_NAMES[s.toLowerCase()];
-    return n === undefined ? undefined : WEEKDAYS[n];
-  };
-  const parts = f.split(',').map((p) => {
-    const r = /^(\w+)-(\w+)$/.exec(p);
-    if (r) return day(r[1]) && day(r[2]) ? `${day(r[1])} to ${day(r[2])}` : undefined;
-    return day(p);
-  });
-  return parts.every(Boolean) ? parts.join(', ') : undefined;
-}
-
-/** A best-effort reading of common expressions; undefined where words would only repeat the fields. */
-export function describeCron(expression: string, domDow: 'or' | 'and' = 'or'): string | undefined {
-  const e = expression.trim();
-  if (e.startsWith('@')) return NICKNAMES[e.toLowerCase()];
-  const f = e.split(/\s+/);
-  if (f.length !== 5 && f.length !== 6) return undefined;
-  const [sec, min, hour, dom, mon, dow] = f.length === 6 ? f : ['0', ...f];
-  const num = (s: string) => /^\d+$/.test(s);
-  let time: string | undefined;
-  if (num(min) && num(hour) && num(sec)) time = `at ${hour.padStart(2, '0')}:${min.padStart(2, '0')}${sec !== '0' ? `:${sec.padStart(2, '0')}` : ''}`;
-  else if (hour === '*' && num(min) && num(sec)) time = `at minute ${min}${sec !== '0' ? `, second ${sec}` : ''} of every hour`;
-  else if (hour === '*' && min === '*' && num(sec)) time = `at second ${sec} of every minute`;
-  else if (hour === '*' && /^\*\/\d+$/.test(min) && num(sec)) time = `every ${min.slice(2)} minutes`;
-  else if (hour === '*' && min === '*' && /^\*\/\d+$/.test(sec)) time = `every ${sec.slice(2)} seconds`;
-  else if (hour === '*' && min === '*' && sec === '*') time = 'every second';
-  if (!time) return undefined;
-  const days: string[] = [];
-  if (dom !== '*' && dom !== '?') days.push(dom === 'L' ? 'on the last day of the month' : `on day ${dom} of the month`);
-  if (dow !== '*' && dow !== '?') {
-    const w = dowWords(dow);
-    if (!w) return undefined;
-    days.push(`on ${w}`);
-  }
-  // Vixie cron: the day fields OR only when neither starts with `*` (lib/domain/tasks/schedule.ts normalise).
-  const and = domDow === 'and' || dom.startsWith('*') || dow.startsWith('*');
-  const day = days.length === 2 ? `${days[0]} ${and ? 'and' : 'or'} ${days[1]}` : days[0] ?? (num(hour) ? 'every day' : '');
-  const month = mon === '*' ? '' : ` in month ${mon}`;
-  return `${time}${day ? ` ${day}` : ''}${month}`;
-}
-
-/** The time context's first line: the local time in `tz` and the instant (also time_now's, lib/domain/tasks/time-now.ts). */
-export function nowLine(nowMs: number, tz: string, lang: 'en' | 'zh'): string {
-  return lang === 'zh'
-    ? `当前时间：${localIso(nowMs, tz)}（${tz}），UTC ${new Date(nowMs).toISOString()}。`
-    : `Current time: ${localIso(nowMs, tz)} (${tz}), ${new Date(nowMs).toISOString()} (UTC).`;
-}
-
-/** The time context's last line: what the calendar says about the local day (also time_now's). `whose`: "the task's calendar", "the cn-workdays calendar". */
-export function todayLine(nowMs: number, tz: string, dayInfo: DayInfo, lang: 'en' | 'zh', whose = "the task's calendar"): string {
-  const { date, weekday } = localDate(nowMs, tz);
-  return lang === 'zh' ? `今天（${date}，${WEEKDAYS_ZH[weekday]}）${dayWords(dayInfo, 'zh')}。` : `Today (${date}, ${WEEKDAYS[weekday]}) is ${dayWords(dayInfo, 'en')} in ${whose}.`;
-}
-
-/** The time context the agent's system prompt carries: now, why it woke, how late, since when. */
-export function buildTimeContext(c: RunContext, dayInfo: DayInfo): string {
-  const tz = triggerZone(c.task.trigger);
-  const lateness = c.startedMs - c.nominalMs;
-  if (c.task.lang === 'zh') {
-    return [
-      nowLine(c.nowMs, tz, 'zh'),
-      `任务：${c.task.name}（${c.task.task_id}），运行编号 ${c.runId}。`,
-      `唤醒原因：${wokeWhy(c.trigger, 'zh')}${c.cause ? `（${c.cause}）` : ''}，触发规则 ${describeTrigger(c.task.trigger)}；计划时间 ${new Date(c.nominalMs).toISOString()}${staggerWords(c, 'zh')}，实际开始 ${new Date(c.startedMs).toISOString()}，延迟 ${formatDuration(lateness)}。`,
-      c.lastRunMs === undefined ? '这是该任务的第一次运行。' : `距上次运行：${formatDuration(c.nowMs - c.lastRunMs)}（上次 ${new Date(c.lastRunMs).toISOString()}）。`,
-      `第 ${c.attempt} 次尝试，共 ${c.task.retry.max_attempts} 次。`,
-      todayLine(c.nowMs, tz, dayInfo, 'zh'),
-    ].join('\n');
-  }
-  return [
-    nowLine(c.nowMs, tz, 'en'),
-    `Task: ${c.task.name} (${c.task.task_id}), run ${c.runId}.`,
-    `Woke because: ${wokeWhy(c.trigger, 'en')}${c.cause ? ` (${c.cause})` : ''}, trigger ${describeTrigger(c.task.trigger)}; scheduled for ${new Date(c.nominalMs).toISOString()}${staggerWords(c, 'en')}, started ${new Date(c.startedMs).toISOString()}, ${formatDuration(lateness)} late.`,
-    c.lastRunMs === undefined ? 'This is the first run of this task.' : `Time since the last run: ${formatDuration(c.nowMs - c.lastRunMs)} (last run started ${new Date(c.lastRunMs).toISOString()}).`,
-    `Attempt ${c.attempt} of ${c.task.retry.max_attempts}.`,
-    todayLine(c.nowMs, tz, dayInfo, 'en'),
-  ].join('\n');
-}
-
-/** A staggered schedule's fire time: the cron's own time and the task's offset ("", when not staggered or not from the schedule). */
-function staggerWords(c: RunContext, lang: 'en' | 'zh'): string {
-  const t = c.task.trigger;
-  const off = t.type === 'cron' ? (t.stagger_offset_s ?? 0) : 0;
-  if (!off || (c.trigger !== 'schedule' && c.trigger !== 'misfire' && c.trigger !== 'backfill')) return '';
-  const cronAt = new Date(c.nominalMs - off * 1000).toISOString();
-  return lang === 'zh' ? `（cron 时间 ${cronAt}，错峰 ${formatDuration(off * 1000)}）` : ` (the cron's time ${cronAt}, staggered by ${formatDuration(off * 1000)})`;
-}
-
-/** The day in words: "a make-up working day (调休) for National Day", "是节假日（国庆节）". */
-function dayWords(d: DayInfo, lang: 'en' | 'zh'): string {
-  if (lang === 'zh') {
-    const w = { holiday: `是节假日${d.holiday ? `（${d.holiday}）` : ''}`, weekend: '是周末', business_day: '是工作日', makeup_workday: `是调休上班日${d.holiday ? `（${d.holiday}调休）` : ''}` }[d.why];
-    return d.noData ? `${w}（该年份尚无官方节假日数据，按周一至周五计）` : w;
-  }
-  const w = {
-    holiday: `a holiday${d.holiday ? ` (${d.holiday})` : ''}`,
-    weekend: 'a weekend day',
-    business_day: 'a business day',
-    makeup_workday: `a make-up working day (调休: a weekend day worked in exchange for ${d.holiday ?? 'a holiday'})`,
-  }[d.why];
-  return d.noData ? `${w} (no official holiday data for this year yet: Monday to Friday count as working days)` : w;
-}
-
-function wokeWhy(t: RunTrigger, lang: 'en' | 'zh'): string {
-  const en = {
-    schedule: 'its schedule fired',
-    manual: 'someone triggered it by hand (run now)',
-    misfire: 'a fire time missed while the scheduler was down is being caught up',
-    backfill: 'a backfill (a past fire time run on request)',
-    delay: 'a delay after an event ended',
-    condition: 'its condition held',
-  };
-  const zh = { schedule: '定时触发', manual: '手动触发（立即运行）', misfire: '补跑停机期间错过的触发', backfill: '回填', delay: '事件后的延迟到期', condition: '触发条件成立' };
-  return (lang === 'zh' ? zh : en)[t];
-}
-
-/** The last runs in natural language, newest first, as the article's 上次…执行成功，共抓取数据128条… */
-export function buildRunMemory(entries: RunMemoryEntry[], tz: string, lang: 'en' | 'zh' = 'en'): string {
-  if (entries.length === 0) return lang === 'zh' ? '没有以往的执行记录。' : 'No earlier runs.';
-  const when = (ms: number) => new Date(wallClock(ms, tz)).toISOString().slice(0, 16).replace('T', ' ');
-  if (lang === 'zh') {
-    const status = { success: '执行成功', failed: '执行失败', retry: '等待重试', running: '仍在运行', skipped: '被跳过' };
-    return entries
-      .map((e, i) => {
-        const bits = [`${i === 0 ? '上次' : '更早'}${when(e.nominal_ms)}${status[e.status]}`];
-        if (e.processed !== null) bits.push(`共处理数据${e.processed}条`);
-        if (e.error_count !== null) bits.push(`其中异常${e.error_count}条`);
-        if (e.status === 'success') bits.push(e.delivered ? '已推送' : '未推送');
-        return bits.join('，') + (e.summary ? `。摘要：${e.summary}` : '。');
-      })
-      .join('\n');
-  }
-  const status = { success: 'succeeded', failed: 'failed', retry: 'was waiting to retry', running: 'was still running', skipped: 'was skipped' };
-  return entries
-    .map((e) => {
-      const bits = [`${when(e.nominal_ms)} (${tz}): ${status[e.status]}`];
-      if (e.processed !== null) bits.push(`processed ${e.processed}`);
-      if (e.error_count !== null) bits.push(`${e.error_count} error${e.error_count === 1 ? '' : 's'}`);
-      if (e.status === 'success') bits.push(e.delivered ? 'delivered' : 'not delivered');
-      return `- ${bits.join(', ')}.${e.summary ? ` Summary: ${e.summary}` : ''}`;
-    })
-    .join('\n');
-}
-
-/** The system prompt: persona, time context, run memory and the answer protocol. */
-export function buildSystemPrompt(c: RunContext, timeContext: string, memory: string): string {
-  const zh = c.task.lang === 'zh';
-  return [
-    c.task.agent.persona ? (zh ? `你是${c.task.agent.persona}。` : `You are ${c.task.agent.persona}.`) : '',
-    zh ? '## 时间上下文' : '## Time context',
-    timeContext,
-    zh ? '## 执行记忆（最近几次运行）' : '## Run memory (recent runs)',
-    memory,
-    zh ? '## 输出协议' : '## Answer protocol',
-    ANSWER_INSTRUCTIONS + ` task_id is "${c.task.task_id}".`,
-  ]
-    .filter(Boolean)
-    .join('\n');
-}
-
-export function templateVariables(c: RunContext): Record<TemplateVariable, string> {
-  const tz = triggerZone(c.task.trigger);
-  return {
-    task_id: c.task.task_id,
-    task_name: c.task.name,
-    now_local: localIso(c.nowMs, tz),
-    now_utc: new Date(c.nowMs).toISOString(),
-    date: localDate(c.nowMs, tz).date,
-    timezone: tz,
-    scheduled_at: new Date(c.nominalMs).toISOString(),
-    attempt: String(c.attempt),
-    last_run_at: c.lastRunMs === undefined ? '' : new Date(c.lastRunMs).toISOString(),
-    run_id: c.runId,
-  };
-}
-
-/** The execution log keeps a summary cut to a few hundred characters; full outputs go elsewhere. */
-export const cutSummary = (s: string): string => (s.length <= LIMITS.taskSummaryChars ? s : s.slice(0, LIMITS.taskSummaryChars - 1) + '…');

@@ -9,6 +9,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
+import { LogFailure } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import { logFor } from '../../lib/log';
 import { databaseInstanceReader } from '../../lib/store/instance';
@@ -71,7 +72,7 @@ export function createTlogActivities(deps: TlogDeps) {
       const mine = await instance();
       if (mine !== input.instanceId) {
         // A worker of another event database took this task from a shared queue: let the right one have it.
-        throw ApplicationFailure.retryable(`this worker writes to event database ${mine}, the log builder belongs to ${input.instanceId}`, 'wrong_database');
+        throw ApplicationFailure.retryable(`this worker writes to event database ${mine}, the log builder belongs to ${input.instanceId}`, LogFailure.WrongDatabase);
       }
       // Retryable: a worker with the log's key (every worker bin/run.ts starts) takes it on the next attempt.
       if (!deps.log) throw ApplicationFailure.retryable('this worker runs without the log builder (no signing key configured)', 'unavailable');

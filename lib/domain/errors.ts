@@ -1,6 +1,6 @@
 /**
  * The error catalogue: every refusal Timekeeper gives, by code, for every capability, and
- * every failure type its activities and workflows raise (`RunFailure`, `WakeFailure`).
+ * every failure type its activities and workflows raise (`RunFailure`, `WakeFailure`, `LogFailure`).
  *
  * A `DomainError` carries its code, a message and the fields it concerns. It crosses the
  * workflow boundary as an `ApplicationFailure` whose `type` is the code and whose first
@@ -101,6 +101,16 @@ export const WakeFailure = {
   Failed: 'WakeFailed',
 } as const;
 export type WakeFailure = (typeof WakeFailure)[keyof typeof WakeFailure];
+
+/**
+ * Why the log builder's activity failed (activities/tlog/index.ts buildLog): `WrongDatabase`, a
+ * worker connected to another event database than the builder's, is retried until a worker of
+ * the right database takes the task. Seen in Temporal's history and the worker log only.
+ */
+export const LogFailure = {
+  WrongDatabase: 'wrong_database',
+} as const;
+export type LogFailure = (typeof LogFailure)[keyof typeof LogFailure];
 export const isErrorCode = (s: unknown): s is ErrorCode => typeof s === 'string' && CODES.has(s);
 
 export interface FieldError {

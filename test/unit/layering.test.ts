@@ -80,8 +80,6 @@ const COMPOSITION_ROOTS: Record<string, string> = {
  * it here then), and on any climb not listed.
  */
 const KNOWN_CLIMBS: Record<string, string> = {
-  'worker/metrics-listener.ts -> api/auth.ts': "the worker's /metrics behind the API keys",
-  'worker/metrics-listener.ts -> api/problem.ts': "the worker's /metrics answers errors as the API does",
   'worker/follow-ups.ts -> api/tasks/definition.ts': "a follow-up task's definition is checked by the API's parser",
 };
 

@@ -10,9 +10,11 @@ import { ZodError } from 'zod';
 import { isConnectionError, isUnstorableValue } from '../lib/db';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { LIMITS } from '../lib/domain/limits';
+import { fromZod } from '../lib/domain/platform/refusals';
 import { problemBody, type Surface } from '../lib/platform/problem';
 
 export { problemBody, type Surface } from '../lib/platform/problem';
+export { fromZod } from '../lib/domain/platform/refusals';
 
 const V1_STATUS: Record<ErrorCode, number> = {
   validation_error: 400,
@@ -89,18 +91,6 @@ export function sendProblem(req: Request, res: Response, refusal: DomainError): 
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
   res.end(JSON.stringify(problemBody(err, status, req.originalUrl, s)));
-}
-
-export function fromZod(err: ZodError, prefix = ''): DomainError {
-  // With no path the failure is the value itself: the prefix names it (e.g. a path parameter).
-  const at = (path: PropertyKey[]) => (path.length ? prefix + path.join('.') : prefix || 'body');
-  // A strict object reports unknown keys on the object itself: name each key instead.
-  const errors = err.issues.flatMap((i) =>
-    i.code === 'unrecognized_keys'
-      ? i.keys.map((k) => ({ field: at([...i.path, k]), reason: 'is not a known field' }))
-      : [{ field: at(i.path), reason: i.message }],
-  );
-  return new DomainError(ErrorCode.Validation, errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors);
 }
 
 /** Last handler: domain errors by their code, body-parser failures as 4xx, database outages as 503, anything else a logged 500. */

@@ -1,19 +1,20 @@
 /**
- * A whole task definition from a request body: the contract's shape (CreateTaskBody, every
- * default filled in) and then the domain rules. One function for POST /v1/tasks, the result
- * of a PATCH, and a follow-up task an agent's next_action asks for (worker/follow-ups.ts),
- * so all three are validated alike, also against the operator's rules (lib/task-policy.ts:
- * outgoing URLs, agent secret names). Nothing is stored on a refusal.
+ * A whole task definition from a request body: the schema's shape (CreateTaskBody,
+ * lib/task-definition-schema.ts, every default filled in) and then the domain rules. One
+ * function for POST /v1/tasks, the result of a PATCH (both through api/tasks/definition.ts),
+ * and a follow-up task an agent's next_action asks for (worker/follow-ups.ts), so all three
+ * are validated alike, also against the operator's rules (lib/task-policy.ts: outgoing URLs,
+ * agent secret names). Nothing is stored on a refusal. Below the API and the worker.
  */
 import { randomUUID } from 'node:crypto';
-import { DomainError, ErrorCode, type FieldError } from '../../lib/domain/errors';
-import { agentBoundProblems } from '../../lib/agent-task-bounds';
-import { withStagger } from '../../lib/domain/tasks/stagger';
-import { digestProblems } from '../../lib/domain/tasks/outputs';
-import { taskDefinitionProblems, taskDefinitionWarnings, type TaskDefinition } from '../../lib/domain/tasks';
-import { taskPolicyProblems, type TaskPolicy } from '../../lib/task-policy';
-import { parse } from '../http';
-import { AgentSchema, CreateTaskBody } from './contract';
+import { DomainError, ErrorCode, type FieldError } from './domain/errors';
+import { agentBoundProblems } from './agent-task-bounds';
+import { parse } from './domain/platform/refusals';
+import { withStagger } from './domain/tasks/stagger';
+import { digestProblems } from './domain/tasks/outputs';
+import { taskDefinitionProblems, taskDefinitionWarnings, type TaskDefinition } from './domain/tasks';
+import { AgentSchema, CreateTaskBody } from './task-definition-schema';
+import { taskPolicyProblems, type TaskPolicy } from './task-policy';
 
 /** Operator settings a definition is completed with (lib/config.ts). */
 export interface DefinitionDefaults {

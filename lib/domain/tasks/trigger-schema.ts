@@ -1,17 +1,18 @@
 /**
  * The zod shapes of the two signal triggers, `delay` and `condition` (lib/domain/signals/index.ts,
- * lib/domain/tasks/conditions.ts), for api/tasks/contract.ts's TriggerSchema. A condition node is
+ * lib/domain/tasks/conditions.ts), for the task definition's TriggerSchema
+ * (lib/task-definition-schema.ts; api/tasks/trigger-contract.ts re-exports them). A condition node is
  * told apart by its key (`all`, `any`, `signal`, `task_id`, `window`) and then parsed with
  * that node's strict schema, so a refusal names the exact field (trigger.when.all.0.op),
  * not "matches none of five shapes". Rules beyond shape (ordering ops on numbers, HH:MM,
  * nesting, the zone) are conditionProblems / delayProblems.
  */
 import { z } from 'zod';
-import { mistyped, required } from '../contract';
-import { COMPARE_OPS, type ConditionNode } from '../../lib/domain/tasks/conditions';
-import { LIMITS } from '../../lib/domain/limits';
-import { SIGNAL_NAME_RE, SIGNAL_NAME_RULE } from '../../lib/domain/signals';
-import { TASK_ID_RE, TASK_ID_RULE } from '../../lib/domain/tasks';
+import { mistyped, required } from '../platform/refusals';
+import { COMPARE_OPS, type ConditionNode } from './conditions';
+import { LIMITS } from '../limits';
+import { SIGNAL_NAME_RE, SIGNAL_NAME_RULE } from '../signals';
+import { TASK_ID_RE, TASK_ID_RULE } from './index';
 
 const signalName = z.string(required(' (a signal name)')).regex(SIGNAL_NAME_RE, SIGNAL_NAME_RULE);
 const secondsUpTo = (min: number, max = LIMITS.signalTriggerMaxS) =>

@@ -5,17 +5,11 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
-import type { ZodType } from 'zod';
 import { DomainError } from '../lib/domain/errors';
 import { hostileTextProblem } from '../lib/domain/input-gate';
-import { fromZod } from './problem';
 
-/** Parses with a schema; a failure becomes a 400 naming `prefix + path`. */
-export function parse<T>(schema: ZodType<T>, value: unknown, prefix = ''): T {
-  const r = schema.safeParse(value);
-  if (!r.success) throw fromZod(r.error, prefix);
-  return r.data;
-}
+/** Parses with a schema; a failure becomes a 400 naming `prefix + path` (lib/domain/platform/refusals.ts). */
+export { parse } from '../lib/domain/platform/refusals';
 
 /** A parsed query or form object with every value given once (the parsers make repeats arrays), and no NUL or lone surrogate. */
 function once(o: unknown): Record<string, unknown> {

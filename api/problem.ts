@@ -10,39 +10,11 @@ import { ZodError } from 'zod';
 import { isConnectionError, isUnstorableValue } from '../lib/db';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { LIMITS } from '../lib/domain/limits';
+import { fromZod } from '../lib/domain/platform/refusals';
+import { problemBody, type Surface } from '../lib/platform/problem';
 
-/**
- * The seed-compatible routes answer a few refusals with 400, as the seed's own code did; /v1
- * uses the proper status. The OML-compatible intent routes (/api/*) use the /v1 statuses and
- * add OML's `error` member (the message) to the body.
- */
-export type Surface = 'seed' | 'v1' | 'oml';
-
-const TITLES: Record<ErrorCode, string> = {
-  validation_error: 'Invalid request',
-  not_found: 'Not found',
-  session_exists: 'Session already exists',
-  session_archived: 'Session archived',
-  idempotency_key_reused: 'Idempotency key reused',
-  event_id_conflict: 'Event id conflict',
-  concurrency_conflict: 'Concurrent write',
-  wrong_expected_seq: 'Wrong expected sequence number',
-  invalid_transition: 'Invalid status transition',
-  intent_exists: 'Intent already exists',
-  duplicate_intent: 'Duplicate intent',
-  read_only: 'Read-only mode',
-  payload_too_large: 'Payload too large',
-  unauthorized: 'Unauthorized',
-  forbidden: 'Forbidden',
-  rate_limited: 'Too many requests',
-  unavailable: 'Service unavailable',
-  write_failed: 'Nothing was stored',
-  internal_error: 'Internal error',
-  task_exists: 'Task already exists',
-  task_deleted: 'Task deleted',
-  run_not_waiting: 'Run is not waiting for a result',
-  result_conflict: 'Result conflicts with the run',
-};
+export { problemBody, type Surface } from '../lib/platform/problem';
+export { fromZod } from '../lib/domain/platform/refusals';
 
 const V1_STATUS: Record<ErrorCode, number> = {
   validation_error: 400,
@@ -88,22 +60,6 @@ export const surface =
     next();
   };
 
-export function problemBody(err: DomainError, status: number, instance?: string, surface: Surface = 'v1') {
-  return {
-    // Code-specific members first, so none can overwrite the standard ones.
-    ...(err.extra ?? {}),
-    ...(surface === 'oml' ? { error: err.message } : {}),
-    type: `https://timekeeper.dev/problems/${err.code}`,
-    title: TITLES[err.code],
-    status,
-    detail: err.message,
-    ...(instance ? { instance } : {}),
-    ...(err.errors.length ? { errors: err.errors } : {}),
-    code: status,
-    msg: err.message,
-  };
-}
-
 /** Refusals a retry can cure get `Retry-After`: the error's own hint, else one second for 429 and 503. */
 export function retryAfterOf(err: DomainError, status: number): number | undefined {
   if (err.retryAfterS !== undefined) return err.retryAfterS;
@@ -135,18 +91,6 @@ export function sendProblem(req: Request, res: Response, refusal: DomainError): 
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
   res.end(JSON.stringify(problemBody(err, status, req.originalUrl, s)));
-}
-
-export function fromZod(err: ZodError, prefix = ''): DomainError {
-  // With no path the failure is the value itself: the prefix names it (e.g. a path parameter).
-  const at = (path: PropertyKey[]) => (path.length ? prefix + path.join('.') : prefix || 'body');
-  // A strict object reports unknown keys on the object itself: name each key instead.
-  const errors = err.issues.flatMap((i) =>
-    i.code === 'unrecognized_keys'
-      ? i.keys.map((k) => ({ field: at([...i.path, k]), reason: 'is not a known field' }))
-      : [{ field: at(i.path), reason: i.message }],
-  );
-  return new DomainError(ErrorCode.Validation, errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors);
 }
 
 /** Last handler: domain errors by their code, body-parser failures as 4xx, database outages as 503, anything else a logged 500. */

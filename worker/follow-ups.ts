@@ -1,7 +1,7 @@
 /**
  * Creates the follow-up tasks that runs ask for in next_action (activities/tasks/outputs/
  * follow-up.ts): the definition is parsed and checked exactly as POST /v1/tasks would
- * (api/tasks/definition.ts), linked to its parent run (parent_run_id), stored and started
+ * (lib/task-definition.ts), linked to its parent run (parent_run_id), stored and started
  * through the task client. Once per parent run: without its own task_id the follow-up's id
  * is derived from the parent run id, and a task that already carries this parent run is the
  * one an earlier attempt made (its scheduler is signalled again in case that attempt
@@ -9,11 +9,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { FollowUpCreator, FollowUpRequest } from '../activities/tasks/outputs/follow-up';
-import { definitionOf } from '../api/tasks/definition';
 import { agentTaskCountProblem } from '../lib/agent-task-bounds';
 import type { TaskClient } from '../clients/tasks';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import type { TaskRow, TaskStore } from '../lib/store/tasks';
+import { definitionOf } from '../lib/task-definition';
 import type { TaskPolicy } from '../lib/task-policy';
 import type { TaskSecrets } from '../lib/task-secrets';
 

@@ -6,17 +6,18 @@
  * the same registry at the API's own GET /metrics, so this is off (0) by default.
  *
  * A bare node:http server rather than Express: one read-only path, nothing else to route.
- * Behind the API's own key check (issue 16: under npm start this port was open to anything
+ * Behind the API's own key check (lib/platform/api-keys.ts; issue 16: under npm start this port was open to anything
  * on the host): with API keys configured a scrape needs a key with the `auditor` (or `admin`)
  * scope, exactly as the API's GET /metrics does; the API forwards its scraper's key when it
  * merges these series into its own answer.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Operation, type KeyStore } from '../api/auth';
-import { problemBody } from '../api/problem';
 import { DomainError } from '../lib/domain/errors';
 import { registry } from '../lib/metrics';
+import type { KeyStore } from '../lib/platform/api-keys';
+import { problemBody } from '../lib/platform/problem';
+import { Operation } from '../lib/platform/scopes';
 
 export interface MetricsListener {
   port: number;

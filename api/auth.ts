@@ -10,7 +10,7 @@ import type { RequestHandler, Response } from 'express';
 import { describeBounds, withinBounds, type AgentBounds } from '../lib/domain/agent-bounds';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { OPEN_PRINCIPAL, type KeyStore, type Principal } from '../lib/platform/api-keys';
-import { Operation, Scope } from './scopes';
+import { Operation, Scope } from '../lib/platform/scopes';
 
 export { Operation, Scope };
 export { loadKeyStore, OPEN_PRINCIPAL, type KeyStore, type Principal } from '../lib/platform/api-keys';

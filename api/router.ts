@@ -5,7 +5,7 @@ import { hostileTextProblem } from '../lib/domain/input-gate';
 import type { KeyStore } from './auth';
 import { requireScope } from './auth';
 import type { Method, RouteContract } from './contract';
-import { SCOPES, type Scope } from './scopes';
+import { SCOPES, type Scope } from '../lib/platform/scopes';
 
 export function route(r: Pick<Router, Method>, keys: KeyStore, c: RouteContract, handler: (req: Request, res: Response) => Promise<void> | void): void {
   r[c.method](

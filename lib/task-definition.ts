@@ -1,7 +1,7 @@
 /**
  * A whole task definition from a request body: the schema's shape (CreateTaskBody,
  * lib/task-definition-schema.ts, every default filled in) and then the domain rules. One
- * function for POST /v1/tasks, the result of a PATCH (both through api/tasks/definition.ts),
+ * function for POST /v1/tasks, the result of a PATCH (both in api/tasks/routes.ts),
  * and a follow-up task an agent's next_action asks for (worker/follow-ups.ts), so all three
  * are validated alike, also against the operator's rules (lib/task-policy.ts: outgoing URLs,
  * agent secret names). Nothing is stored on a refusal. Below the API and the worker.

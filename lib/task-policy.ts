@@ -1,6 +1,6 @@
 /**
  * The operator's rules a task definition must keep, beyond its shape and the domain rules
- * (api/tasks/definition.ts applies them at create, PATCH and follow-up): every outgoing URL
+ * (lib/task-definition.ts applies them at create, PATCH and follow-up): every outgoing URL
  * (agent, deliveries, alert) that is an IP literal must be one the SSRF guard would reach
  * (lib/outbound.ts urlProblem: refused early, by address, in any spelling), and an agent's
  * `token_env` / `api_key_env` may name only a secret the operator registered for agents

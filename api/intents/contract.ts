@@ -17,7 +17,7 @@ import {
   INTENT_STATUSES,
 } from '../../lib/domain/intents';
 import { LIMITS } from '../../lib/domain/limits';
-import { Operation } from '../scopes';
+import { Operation } from '../../lib/platform/scopes';
 import { defineRoute, hash, jsonValue, mistyped, plainText, required, sessionId } from '../contract';
 
 // ---- fields -----------------------------------------------------------------------------

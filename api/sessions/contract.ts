@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { LIMITS } from '../../lib/domain/limits';
 import { LIST_ORDERS } from '../../lib/domain/list-order';
 import { APPENDABLE_EVENT_TYPES, EVENT_TYPES, TIMELINE_STATUSES } from '../../lib/domain/sessions';
-import { Operation } from '../scopes';
+import { Operation } from '../../lib/platform/scopes';
 import { defineRoute, eventIdParam, LogCheckSchema, hash, idempotencyKey, jsonValue, limitParam, occurredAt, plainText, required, seqParam, sessionId, tsParam } from '../contract';
 
 // ---- fields -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import { encodeKeyset, pageOrder, parseCursor, type Keyset } from '../../lib/key
 import { TimelineRow, timelineHead } from '../../lib/store/sessions';
 import { jsonBody, parse, queryObject } from '../http';
 import { mayAccess, ownerForCreate, principalOf, type Principal } from '../auth';
-import { Operation } from '../scopes';
+import { Operation } from '../../lib/platform/scopes';
 import { route } from '../router';
 import { formatContext, Lang, toMessage } from './context';
 import { NO_WITNESSES } from '../../lib/tlog/chain-check';

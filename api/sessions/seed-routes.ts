@@ -6,7 +6,7 @@ import { Router, type Request } from 'express';
 import { LIMITS } from '../../lib/domain/limits';
 import { EventType, sessionErrors, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
 import { mayAccess, ownerForCreate, principalOf, type Principal } from '../auth';
-import { Operation } from '../scopes';
+import { Operation } from '../../lib/platform/scopes';
 import { formObject, parse, queryObject } from '../http';
 import { parseJsonText } from '../input-gate';
 import { surface } from '../problem';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { LIMITS } from '../../lib/domain/limits';
 import { SIGNAL_ID_RE, SIGNAL_ID_RULE, SIGNAL_NAME_RE, SIGNAL_NAME_RULE, TASK_RUN_SIGNAL_PREFIX } from '../../lib/domain/signals';
 import { defineRoute, limitParam, required } from '../contract';
-import { Operation } from '../scopes';
+import { Operation } from '../../lib/platform/scopes';
 
 const scalar = z.union([z.number(), z.string().max(LIMITS.signalStringMaxChars, `must be at most ${LIMITS.signalStringMaxChars} characters`), z.boolean(), z.null()], {
   error: 'must be a number, a string, a boolean or null',

@@ -1,6 +1,6 @@
 /** Health, readiness and the API description itself. */
 import { z } from 'zod';
-import { Operation } from '../scopes';
+import { Operation } from '../../lib/platform/scopes';
 import { defineRoute } from '../contract';
 
 export const health = defineRoute({

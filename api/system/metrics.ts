@@ -11,7 +11,7 @@ import { INTENT_STATUSES } from '../../lib/domain/intents';
 import { metrics, registry } from '../../lib/metrics';
 import { IntentStore } from '../../lib/store/intents';
 import { requireScope, type KeyStore } from '../auth';
-import { Operation } from '../scopes';
+import { Operation } from '../../lib/platform/scopes';
 import { readiness } from './readiness';
 import { mergeWorkerMetrics } from './worker-metrics';
 

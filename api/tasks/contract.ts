@@ -10,7 +10,7 @@ import { AgentAnswerSchema } from '../../lib/domain/tasks/answer';
 import { TASK_LIST_ORDERS } from '../../lib/domain/list-order';
 import { createdBy, CreateTaskBody, cronExpression, isoInstant, PatchTaskBody, taskId, timezone } from '../../lib/task-definition-schema';
 import { defineRoute, limitParam, LogCheckSchema } from '../contract';
-import { Operation } from '../scopes';
+import { Operation } from '../../lib/platform/scopes';
 
 // ---- the definition (lib/task-definition-schema.ts) -----------------------------------
 

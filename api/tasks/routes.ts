@@ -23,7 +23,7 @@ import type { TaskDefinition } from '../../lib/domain/tasks';
 import { jsonBody, parse, queryObject } from '../http';
 import { route } from '../router';
 import { keyAgentId } from './creator';
-import { defaultAgentProblem, definitionOf, type DefinitionDefaults } from './definition';
+import { defaultAgentProblem, definitionOf, type DefinitionDefaults } from '../../lib/task-definition';
 import {
   backfillTask,
   createTask,

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { defineRoute } from '../contract';
-import { Operation } from '../scopes';
+import { Operation } from '../../lib/platform/scopes';
 
 /** A tree size or leaf index in a query: digits only, a safe integer. */
 const index = (what: string) =>

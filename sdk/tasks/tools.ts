@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { LIMITS } from '../../lib/domain/limits';
 import { SendSignalBody, sendSignal } from '../../api/signals/contract';
 import { toolParameters, type ToolDefinition } from '../tool-schema';
-import { DelayTriggerSchema } from '../../api/tasks/trigger-contract';
+import { DelayTriggerSchema } from '../../lib/domain/tasks/trigger-schema';
 import {
   AgentSchema,
   AtTriggerSchema,

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { loadKeyStore, Operation } from '../../api/auth';
 import type { RouteContract } from '../../api/contract';
 import { routes } from '../../api/routes';
-import { Operation as Ops } from '../../api/scopes';
+import { Operation as Ops } from '../../lib/platform/scopes';
 import { TaskClient } from '../../clients/tasks';
 import { taskRunQueues } from '../../lib/config';
 import { taskSecretsOf } from '../../lib/secrets-key';

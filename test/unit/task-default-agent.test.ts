@@ -3,7 +3,7 @@
  * and three backoff waits for three attempts. With TASK_DEFAULT_AGENT it is a task as written;
  * the unused wait is kept and named in the warnings. Both were 400s on main.
  */
-import { definitionOf, defaultAgentProblem } from '../../api/tasks/definition';
+import { definitionOf, defaultAgentProblem } from '../../lib/task-definition';
 import { loadConfig } from '../../lib/config';
 import { DomainError } from '../../lib/domain/errors';
 import { backoffBeforeAttempt } from '../../lib/domain/tasks/retry';

@@ -3,7 +3,7 @@
  * derived from its id; the operator's default covers top-of-hour crons; the calendar decides on
  * the cron's own time; the time context names both times.
  */
-import { definitionOf } from '../../api/tasks/definition';
+import { definitionOf } from '../../lib/task-definition';
 import { fireTimes } from '../../lib/domain/tasks/schedule';
 import { isTopOfHour, staggerOffsetS, withStagger } from '../../lib/domain/tasks/stagger';
 import { buildTimeContext, describeTrigger, type CronTrigger, type TaskDefinition } from '../../lib/domain/tasks';

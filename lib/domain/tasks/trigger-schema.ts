@@ -1,7 +1,7 @@
 /**
  * The zod shapes of the two signal triggers, `delay` and `condition` (lib/domain/signals/index.ts,
  * lib/domain/tasks/conditions.ts), for the task definition's TriggerSchema
- * (lib/task-definition-schema.ts; api/tasks/trigger-contract.ts re-exports them). A condition node is
+ * (lib/task-definition-schema.ts re-exports them). A condition node is
  * told apart by its key (`all`, `any`, `signal`, `task_id`, `window`) and then parsed with
  * that node's strict schema, so a refusal names the exact field (trigger.when.all.0.op),
  * not "matches none of five shapes". Rules beyond shape (ordering ops on numbers, HH:MM,

@@ -1,5 +1,5 @@
 /**
- * Records session, intent and task-run workflow histories for the replay test (test/replay/replay.test.ts).
+ * Records session, intent, task-scheduler, task-run, OpenTelemetry exporter and log builder workflow histories for the replay test (test/replay/replay.test.ts).
  *
  *   npm run record-histories                 # writes test/replay/histories/<scenario>.json
  *   npm run record-histories -- --tag v2     # writes <scenario>.v2.json next to the old ones
@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, Connection, WithStartWorkflowOperation, WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -24,7 +25,7 @@ import { deriveAppUrl, DEFAULT_DATABASE_URL } from '../../lib/config';
 import { createPool, quoteIdent, withDatabase } from '../../lib/db';
 import { migrate } from '../../lib/migrate';
 import { freePort, startDevServer } from '../../lib/temporal-server';
-import { createTimekeeperWorker } from '../../worker/worker';
+import { createTimekeeperWorker, type TimekeeperWorkerOptions } from '../../worker/worker';
 import { AppendRequest, AppendReceipt, EventType, SessionSettings, sessionWorkflowId } from '../../lib/domain/sessions';
 import { SessionIdKey } from '../../lib/domain/platform/search-attributes';
 import { IntentClient } from '../../clients/intents';
@@ -33,13 +34,18 @@ import { IntentStore } from '../../lib/store/intents';
 import { ensureSearchAttributes } from '../../lib/temporal';
 import { taskRunQueues } from '../../lib/config';
 import { TaskClient } from '../../clients/tasks';
-import { RetrySchema } from '../../api/tasks/contract';
-import { TASK_DEFAULTS, schedulerWorkflowId, type TaskDefinition } from '../../lib/domain/tasks';
+import { RetrySchema, TriggerSchema } from '../../api/tasks/contract';
+import { TASK_DEFAULTS, TaskAction, schedulerWorkflowId, type TaskDefinition } from '../../lib/domain/tasks';
+import { LIMITS } from '../../lib/domain/limits';
 import { TaskStore } from '../../lib/store/tasks';
 import type { RunResult } from '../../workflows/tasks/messages';
 import type { Pool } from 'pg';
 import type { IntentWorkflowResult } from '../../workflows/intents/messages';
 import type { sessionWorkflow } from '../../workflows/sessions/workflow';
+import { SignalClient } from '../../clients/signals';
+import { SignalStore } from '../../lib/store/signals';
+import { databaseInstanceId } from '../../lib/store/instance';
+import { tlogBuilderWorkflowId } from '../../workflows/tlog/builder';
 import { SessionWorkflowResult, appendUpdate, createdUpdate, endUpdate } from '../../workflows/sessions/messages';
 
 export const HISTORIES_DIR = path.join(__dirname, 'histories');
@@ -54,6 +60,8 @@ interface Ctx {
   pool: Pool;
   /** Export requests the stand-in OTLP collector took (only when the otel-export scenario runs). */
   otlpRequests?: () => number;
+  /** The worker builds and signs the transparency log (only when the tlog-builder scenario runs). */
+  tlog?: boolean;
 }
 
 /** One recorded run: the file name (without .json) and its history. */
@@ -193,8 +201,44 @@ async function deleteAndFetchScheduler(ctx: Ctx, tc: TaskClient, store: TaskStor
   return schedulerRuns;
 }
 
+const runQueues = (ctx: Ctx) => taskRunQueues({ taskQueue: ctx.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined });
+
 function tasks(ctx: Ctx): TaskClient {
-  return new TaskClient({ client: ctx.client, pool: ctx.pool, taskQueue: ctx.taskQueue, runQueues: taskRunQueues({ taskQueue: ctx.taskQueue, tasksTaskQueue: undefined, tasksCoreTaskQueue: undefined }) });
+  return new TaskClient({ client: ctx.client, pool: ctx.pool, taskQueue: ctx.taskQueue, runQueues: runQueues(ctx) });
+}
+
+/** As the API sends a signal (POST /v1/signals): stored, then delivered to the schedulers listening. */
+async function sendSignal(ctx: Ctx, name: string, value: number | null, values: Record<string, string> = {}): Promise<string[]> {
+  const signals = new SignalClient({ client: ctx.client, taskQueue: ctx.taskQueue, runQueues: runQueues(ctx) });
+  const sent = await signals.send(new SignalStore(ctx.pool), { signal_id: randomUUID(), name, value, values, atMs: Date.now() }, undefined, false);
+  return sent.deliveredTo;
+}
+
+/**
+ * A scheduler scenario on one trigger kind: creates the task on `trigger` (defaults as the API
+ * applies them), lets `drive` make it fire (`runs` successes), then `afterRuns`, deletes it. Recorded: the scheduler's history.
+ */
+async function schedulerScenario(
+  ctx: Ctx,
+  taskId: string,
+  trigger: unknown,
+  runs: number,
+  drive: () => Promise<void> = async () => undefined,
+  afterRuns: () => Promise<void> = async () => undefined,
+): Promise<Recorded[]> {
+  const agent = await answeringAgent(taskId, 1, 'done', 0);
+  try {
+    const tc = tasks(ctx);
+    const store = new TaskStore(ctx.pool);
+    await tc.create(webhookTask(taskId, `Record a ${(trigger as { type: string }).type} task`, agent, 'go', TriggerSchema.parse(trigger)), true);
+    await drive();
+    await successes(store, taskId, runs);
+    await afterRuns();
+    const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
+    return [{ name: `task-scheduler-${(trigger as { type: string }).type}`, history: schedulerRuns[0] }];
+  } finally {
+    await new Promise((ok) => agent.close(() => ok(undefined)));
+  }
 }
 
 /** Waits until the stored intent is in `status` (a timer of its workflow moved it). */
@@ -474,6 +518,61 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
     }
   },
 
+  /** (l) a cron trigger firing every second (six fields, seconds first): two runs on its timers, then the task deleted. */
+  'task-scheduler-cron': (ctx) => schedulerScenario(ctx, 'record-cron', { type: 'cron', expression: '* * * * * *', timezone: 'UTC' }, 2),
+
+  /** (m) an `at` trigger 1.5 s ahead: one run, the task completes (its one fire time has run), then it is deleted. */
+  async 'task-scheduler-at'(ctx) {
+    const taskId = 'record-at';
+    const store = new TaskStore(ctx.pool);
+    const completed = async () => {
+      const end = Date.now() + 20000;
+      while ((await store.getTask(taskId))?.last_action !== TaskAction.Complete) {
+        assert(Date.now() < end, `${taskId}: completes after its run`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    return schedulerScenario(ctx, taskId, { type: 'at', at: new Date(Date.now() + 1500).toISOString() }, 1, async () => undefined, completed);
+  },
+
+  /** (n) a deduplicated delay of 1 s: two events with the same dedupe key start one run, then the task is deleted. */
+  'task-scheduler-delay': (ctx) =>
+    schedulerScenario(ctx, 'record-delay', { type: 'delay', event: 'record.deploy', seconds: 1, deduplicate: true, dedupe_key: '{{values.host}}' }, 1, async () => {
+      for (let i = 0; i < 2; i++) assert((await sendSignal(ctx, 'record.deploy', null, { host: 'web-1' })).join() === 'record-delay', 'delay: the signal reaches the task');
+    }),
+
+  /** (o) a condition sustained for 0.5 s: a reading above the bound starts one run, a reading below it after the run, then the task is deleted. */
+  'task-scheduler-condition': (ctx) =>
+    schedulerScenario(
+      ctx,
+      'record-condition',
+      { type: 'condition', when: { signal: 'record.load', op: '>', value: 0.5, for_s: 0.5 } },
+      1,
+      async () => assert((await sendSignal(ctx, 'record.load', 0.9)).join() === 'record-condition', 'condition: the signal reaches the task'),
+      async () => assert((await sendSignal(ctx, 'record.load', 0.1)).join() === 'record-condition', 'condition: the signal reaches the task'),
+    ),
+
+  /**
+   * (p) the transparency log builder (tlog-builder/<instance id>; the worker starts it when it
+   * signs the log): its first buildLog run (a minute) completes and the second is scheduled;
+   * recorded while running, then terminated. Takes about a minute.
+   */
+  async 'tlog-builder'(ctx) {
+    assert(ctx.tlog, 'tlog-builder: the worker builds the log');
+    const handle = ctx.client.workflow.getHandle(tlogBuilderWorkflowId(await databaseInstanceId(ctx.pool)));
+    const end = Date.now() + LIMITS.tlogActivityRunMs + 30_000;
+    let history: History;
+    for (;;) {
+      history = await handle.fetchHistory().catch(() => ({ events: [] }));
+      const events = history.events ?? [];
+      if (events.some((e) => e.activityTaskCompletedEventAttributes) && events.filter((e) => e.activityTaskScheduledEventAttributes).length >= 2) break;
+      assert(Date.now() < end, 'tlog-builder: one buildLog run completes and the next is scheduled');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await handle.terminate('recorded');
+    return [{ name: 'tlog-builder', history }];
+  },
+
   /** (h) ttl_s 1: the intent expires (blocked, error expired) and, blocked without a retry, its workflow closes after a retention of 2 s. */
   async 'intent-ttl-expiry'(ctx) {
     const id = 'OPS-20231027-003';
@@ -555,7 +654,14 @@ async function main(): Promise<void> {
       otlpRequests = () => n;
       otel = { endpoint: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`, serviceName: 'record-histories', pollMs: 300, settleMs: 0 };
     }
-    const worker = await createTimekeeperWorker({ connection: nativeConnection, namespace: 'default', taskQueue, pool, otel, tasks: { outboundAllowHosts: ['127.0.0.1'], publicUrl: 'http://127.0.0.1:8000' } });
+    // The log builder only for its own scenario, with a signing key of its own in a scratch folder.
+    let tlog: TimekeeperWorkerOptions['tlog'];
+    if (selected.includes('tlog-builder')) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'timekeeper-record-'));
+      cleanup.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
+      tlog = { logOrigin: undefined, logSigningKeyFile: undefined, dataDir, logBatchIntervalMs: 500 };
+    }
+    const worker = await createTimekeeperWorker({ connection: nativeConnection, namespace: 'default', taskQueue, pool, otel, tlog, tasks: { outboundAllowHosts: ['127.0.0.1'], publicUrl: 'http://127.0.0.1:8000' } });
     const running = worker.run();
     cleanup.push(async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -563,7 +669,7 @@ async function main(): Promise<void> {
     });
     log('worker running');
 
-    const ctx: Ctx = { client, taskQueue, pool, otlpRequests };
+    const ctx: Ctx = { client, taskQueue, pool, otlpRequests, tlog: tlog !== undefined };
     for (const name of selected) {
       const runs = await scenarios[name](ctx);
       recorded.push(...runs);

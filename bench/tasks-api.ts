@@ -30,7 +30,7 @@ import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { CallRequest } from '../sdk/client';
-import { decodeKeyset } from '../lib/keyset';
+import { decodeKeyset } from '../lib/platform/keyset';
 import { configureLogger } from '../lib/log';
 import { startFaultRig } from '../test/support/fault-rig';
 import { floorWorkflow } from './floor/workflow';

@@ -2,7 +2,7 @@
  * The operator's rules a task definition must keep, beyond its shape and the domain rules
  * (lib/task-definition.ts applies them at create, PATCH and follow-up): every outgoing URL
  * (agent, deliveries, alert) that is an IP literal must be one the SSRF guard would reach
- * (lib/outbound.ts urlProblem: refused early, by address, in any spelling), and an agent's
+ * (lib/platform/outbound.ts urlProblem: refused early, by address, in any spelling), and an agent's
  * `token_env` / `api_key_env` may name only a secret the operator registered for agents
  * (AGENT_SECRETS), never one of the process's own variables. The worker checks both again
  * when the run happens (the guard on every hop, readSecret against the same list).
@@ -10,7 +10,7 @@
 import type { AgentTaskBounds } from './agent-task-bounds';
 import type { FieldError } from './domain/errors';
 import type { TaskDefinition } from './domain/tasks';
-import { urlProblem } from './outbound';
+import { urlProblem } from './platform/outbound';
 
 export interface TaskPolicy {
   /** OUTBOUND_ALLOW_HOSTS: hosts outgoing requests may reach although private or local. */

@@ -28,7 +28,7 @@ import {
   type DeliveryTarget,
   type Trigger,
 } from '../../lib/domain/tasks';
-import { OutboundRefused, answerLine, outboundRequest } from '../../lib/outbound';
+import { OutboundRefused, answerLine, outboundRequest } from '../../lib/platform/outbound';
 import type { TaskSecrets } from '../../lib/task-secrets';
 import { isRunDay } from '../../lib/domain/tasks/calendars';
 import { fireTimes } from '../../lib/domain/tasks/schedule';

@@ -1,7 +1,7 @@
 /** The OML-compatible intent routes: /api/events*, /api/stats, /api/health. */
 import { Router, type Request } from 'express';
 import { redact } from '../../lib/bootstrap';
-import { postgresCheck, runChecks, temporalCheck } from '../../lib/dependency-checks';
+import { postgresCheck, runChecks, temporalCheck } from '../../lib/platform/dependency-checks';
 import type { JsonObject, StoredTransition } from '../../lib/domain/intents';
 import { INTENT_ID_RE, intentErrors, intentWorkflowId } from '../../lib/domain/intents';
 import { sessionErrors } from '../../lib/domain/sessions';
@@ -9,7 +9,7 @@ import type { SessionStore } from '../../lib/store/sessions';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
 import { IDEMPOTENCY_KEY_RE, IDEMPOTENCY_KEY_RULE } from '../../lib/domain/sessions';
-import { encodeKeyset, parseCursor } from '../../lib/keyset';
+import { encodeKeyset, parseCursor } from '../../lib/platform/keyset';
 import { intentOfCreation, type IntentRow } from '../../lib/store/intents';
 import { isMarkdown, listArtifacts as listArtifactFiles, readState, readText, renderMarkdown, resolveArtifact } from '../../lib/workspace';
 import { mayAccess, ownerForCreate, principalOf, requireUnbound, type Principal } from '../auth';

@@ -3,7 +3,7 @@ import { Router, type Request } from 'express';
 import { LIMITS } from '../../lib/domain/limits';
 import { EventType, SESSION_ID_RE, sessionErrors, type JsonValue, type StoredEvent } from '../../lib/domain/sessions';
 import { DEFAULT_LIST_ORDER, LIST_ORDERS, type ListOrder } from '../../lib/domain/list-order';
-import { encodeKeyset, pageOrder, parseCursor, type Keyset } from '../../lib/keyset';
+import { encodeKeyset, pageOrder, parseCursor, type Keyset } from '../../lib/platform/keyset';
 import { TimelineRow, timelineHead } from '../../lib/store/sessions';
 import { jsonBody, parse, queryObject } from '../http';
 import { mayAccess, ownerForCreate, principalOf, type Principal } from '../auth';

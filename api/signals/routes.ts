@@ -8,7 +8,7 @@ import { Router } from 'express';
 import type { SignalClient } from '../../clients/signals';
 import { LIMITS } from '../../lib/domain/limits';
 import { SIGNAL_ID_RE, signalErrors, type SignalEvent } from '../../lib/domain/signals';
-import { encodeKeyset, parseCursor } from '../../lib/keyset';
+import { encodeKeyset, parseCursor } from '../../lib/platform/keyset';
 import type { SignalStore, StoredSignal } from '../../lib/store/signals';
 import { principalOf, type KeyStore } from '../auth';
 import { boundsEntries } from '../../lib/domain/agent-bounds';

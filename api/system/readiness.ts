@@ -15,7 +15,7 @@ import type { Pool } from 'pg';
 import { LIMITS } from '../../lib/domain/limits';
 import { WorkerHeartbeatStore } from '../../lib/store/worker-heartbeats';
 import { workerPolling } from '../../lib/temporal';
-import { postgresCheck, reasonOf as reason, runChecks, temporalCheck, TIMED_OUT, type Check } from '../../lib/dependency-checks';
+import { postgresCheck, reasonOf as reason, runChecks, temporalCheck, TIMED_OUT, type Check } from '../../lib/platform/dependency-checks';
 
 export interface ReadinessDeps {
   client: Client;

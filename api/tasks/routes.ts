@@ -10,7 +10,7 @@ import { timeNow as timeNowOf } from '../../lib/domain/tasks/time-now';
 import { backfillFireTimes, cronFireTimes, fireTimes, previewCount } from '../../lib/domain/tasks/schedule';
 import type { ListedRun, RunKey, RunRow, TaskRow, TaskStore } from '../../lib/store/tasks';
 import { DEFAULT_LIST_ORDER, TASK_LIST_ORDERS, type TaskListOrder } from '../../lib/domain/list-order';
-import { badCursor, decodeKeyset, encodeKeyset, pageOrder, parseCursor, type Keyset } from '../../lib/keyset';
+import { badCursor, decodeKeyset, encodeKeyset, pageOrder, parseCursor, type Keyset } from '../../lib/platform/keyset';
 import type { TaskResultStore } from '../../lib/store/tasks/results';
 import type { TlogStore } from '../../lib/store/tlog';
 import { NO_WITNESSES, type WitnessTrust } from '../../lib/tlog/chain-check';

@@ -1,6 +1,6 @@
 /**
  * The one health probe of PostgreSQL: a trivial statement the server must answer. Shared
- * platform mechanics (issue 21): /readyz and OML's /api/health (lib/dependency-checks.ts), a
+ * platform mechanics (issue 21): /readyz and OML's /api/health (lib/platform/dependency-checks.ts), a
  * stalled session write's diagnosis (clients/sessions.ts) and start-up's "is a server there"
  * (lib/db.ts serverAnswers) all ask it the same way, here.
  */

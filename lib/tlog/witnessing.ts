@@ -7,14 +7,14 @@
  *
  * Inputs only: the signed note, what size each witness had last time, and a function that
  * gives consistency proofs, so the checkpoint activity (or a test) can call it anywhere.
- * Requests go through lib/outbound.ts; a configured witness's own host is allowed (the
+ * Requests go through lib/platform/outbound.ts; a configured witness's own host is allowed (the
  * operator named it), redirects elsewhere are guarded as any outbound request.
  */
 import { parseCheckpoint } from './checkpoint';
 import { cosignatureVerifier } from './cosignature';
 import { NoteError, openNote, parseNote, parseVerifierKey, SIG_COSIGNATURE_V1 } from './note';
 import { formatAddCheckpoint, TLOG_SIZE_CONTENT_TYPE } from './witness';
-import { outboundRequest, type OutboundResponse } from '../outbound';
+import { outboundRequest, type OutboundResponse } from '../platform/outbound';
 
 export interface WitnessEndpoint {
   /** The submission prefix: add-checkpoint is POSTed to `<url>/add-checkpoint`. */
@@ -84,7 +84,7 @@ export interface WitnessingInput {
   previousSize: number;
   /** The RFC 9162 consistency proof from tree size `from` to `to` (the log's /v1/log/proof/consistency). */
   consistencyProof: (from: number, to: number) => Promise<Buffer[]>;
-  /** Sends one add-checkpoint; default: lib/outbound.ts with the witness's host allowed. */
+  /** Sends one add-checkpoint; default: lib/platform/outbound.ts with the witness's host allowed. */
   request?: WitnessRequest;
   /** Extra hosts outbound requests may reach (OUTBOUND_ALLOW_HOSTS). */
   allowHosts?: readonly string[];

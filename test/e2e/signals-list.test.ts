@@ -5,7 +5,7 @@
  * rule in lib/store/signals.ts visibleTo); a cursor this endpoint did not issue is a 400
  * naming `cursor`.
  */
-import { encodeKeyset } from '../../lib/keyset';
+import { encodeKeyset } from '../../lib/platform/keyset';
 import { refusal, startTestSystem, TestSystem } from '../support';
 
 const KEYS = { admin: 'sl-admin-key-0001', a: 'sl-agent-a-key-01', b: 'sl-agent-b-key-01', team: 'sl-team-key-00001', ab: 'sl-agent-ab-key-1' } as const;

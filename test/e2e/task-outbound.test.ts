@@ -1,5 +1,5 @@
 /**
- * Outgoing requests and secret names, end to end (lib/task-policy.ts, lib/outbound.ts):
+ * Outgoing requests and secret names, end to end (lib/task-policy.ts, lib/platform/outbound.ts):
  * a task URL that is an IP literal in a refused range (any spelling) is refused at create
  * and PATCH with 400 naming the field, and nothing is stored; token_env / api_key_env may
  * name only AGENT_SECRETS, never the process's own variables (INTENT_WAKE_TOKEN,

@@ -1,10 +1,10 @@
 /**
- * The SSRF guard's judgement of one address (lib/ip-address.ts) and of a task URL at create
- * time (lib/outbound.ts urlProblem): by address, whatever the spelling. Every spelling Node's
+ * The SSRF guard's judgement of one address (lib/platform/ip-address.ts) and of a task URL at create
+ * time (lib/platform/outbound.ts urlProblem): by address, whatever the spelling. Every spelling Node's
  * URL parser accepts for loopback is tried through `new URL` first, as a task's URL would be.
  */
-import { canonicalAddress, judgeAddress } from '../../lib/ip-address';
-import { hostAllowed, urlProblem } from '../../lib/outbound';
+import { canonicalAddress, judgeAddress } from '../../lib/platform/ip-address';
+import { hostAllowed, urlProblem } from '../../lib/platform/outbound';
 
 const refused: [string, string][] = [
   ['127.0.0.1', 'loopback'],

@@ -1,12 +1,12 @@
 /**
- * The SSRF guard on real connections (lib/outbound.ts outboundRequest): a local server on
+ * The SSRF guard on real connections (lib/platform/outbound.ts outboundRequest): a local server on
  * 127.0.0.1 stands in for an internal service, and every spelling of its address, a name
  * resolving to it, and a redirect to it must leave it without a single connection. The
  * redirecting server listens on 127.0.0.2, the only host the guard is told to allow.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OutboundRefused, outboundRequest } from '../../lib/outbound';
+import { OutboundRefused, outboundRequest } from '../../lib/platform/outbound';
 
 interface Victim {
   port: number;

@@ -1,6 +1,6 @@
-/** The settings behind outgoing requests and agent secrets (lib/config.ts) and the status line a run's reason gets (lib/outbound.ts answerLine). */
+/** The settings behind outgoing requests and agent secrets (lib/config.ts) and the status line a run's reason gets (lib/platform/outbound.ts answerLine). */
 import { loadConfig, readSecret } from '../../lib/config';
-import { answerLine } from '../../lib/outbound';
+import { answerLine } from '../../lib/platform/outbound';
 
 test('AGENT_SECRETS lists the only names readSecret reads; unregistered and own variables are never read', () => {
   const env = { LLM_API_KEY: 'sk-1', INTENT_WAKE_TOKEN: 'wake', DATABASE_URL: 'postgres://x', OTHER: 'o' };

@@ -7,7 +7,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import { probeDatabase } from './platform/database-probe';
+import { probeDatabase } from './database-probe';
 
 export const TIMED_OUT = Symbol('timed out');
 export type CheckResult = string | typeof TIMED_OUT;

@@ -9,7 +9,7 @@
  * `time` is an integer (milliseconds, or microseconds where the column is a timestamptz:
  * PostgreSQL keeps microseconds, and a key cut to milliseconds would skip rows between).
  */
-import { DomainError } from './domain/errors';
+import { DomainError } from '../domain/errors';
 
 export interface Keyset<O extends string> {
   time: number;

@@ -1,5 +1,5 @@
 /**
- * What an IP address really is, whatever its spelling: the SSRF guard's (lib/outbound.ts)
+ * What an IP address really is, whatever its spelling: the SSRF guard's (lib/platform/outbound.ts)
  * judgement of one address. Parsing and the special-purpose range tables are ipaddr.js's (a
  * maintained library, the one Express's proxy-addr uses); the only hand-written part is the
  * unwrapping of IPv4 addresses carried inside IPv6 ones (mapped `::ffff:a.b.c.d`, the RFC 6145

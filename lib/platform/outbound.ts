@@ -1,7 +1,7 @@
 /**
  * Outgoing HTTP for tasks (agents, deliveries, alerts) behind an SSRF guard: a request may
  * reach only public unicast addresses, judged by address and not by spelling
- * (lib/ip-address.ts: loopback, private, link-local and metadata, CGNAT, unique- and
+ * (lib/platform/ip-address.ts: loopback, private, link-local and metadata, CGNAT, unique- and
  * site-local, multicast, reserved, and IPv4 carried in IPv6 are refused) unless its host is
  * listed in OUTBOUND_ALLOW_HOSTS (lib/config.ts). The check runs on the IP literal of the URL,
  * on every address a name resolves to (at connect time, so a rebinding name gains nothing),
@@ -12,7 +12,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type net from 'node:net';
-import { LIMITS } from './domain/limits';
+import { LIMITS } from '../domain/limits';
 import { canonicalAddress, judgeAddress } from './ip-address';
 
 export class OutboundRefused extends Error {

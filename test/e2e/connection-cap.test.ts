@@ -10,6 +10,7 @@ import http from 'node:http';
 import express from 'express';
 import { listenApi, type ApiListeners } from '../../api/listen';
 import { LIMITS } from '../../lib/domain/limits';
+import { eventually } from '../support';
 
 const CAP = 20;
 let l: ApiListeners;
@@ -69,12 +70,7 @@ test('a client over the cap gets 503 and its extra sockets closed at once; anoth
   // Once it lets go of its idle sockets, it is served again.
   for (const s of kept) s.socket.destroy();
   await Promise.all(kept.map((s) => s.closed));
-  for (let i = 0; ; i++) {
-    const r = await ping('127.0.0.1');
-    if (r.status === 200) break;
-    if (i > 50) throw new Error('still refused after closing every socket');
-    await new Promise((res) => setTimeout(res, 20));
-  }
+  await eventually('served again after closing every socket', async () => (await ping('127.0.0.1')).status === 200, { timeoutMs: 2_000, stepMs: 20, errors: 'throw' });
 });
 
 test('the listener carries the documented timeouts', () => {

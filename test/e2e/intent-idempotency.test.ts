@@ -23,7 +23,7 @@ import type { CreateIntentBody } from '../../sdk/intents/helpers';
 import { IntentClient } from '../../clients/intents';
 import { intentWorkflowId } from '../../lib/domain/intents';
 import { createPool } from '../../lib/db';
-import { refusal, startTestSystem, TestSystem, testEnv, uid } from '../support';
+import { eventually, refusal, startTestSystem, TestSystem, testEnv, uid } from '../support';
 
 let sys: TestSystem;
 beforeAll(async () => {
@@ -134,20 +134,22 @@ describe('transitions', () => {
   });
 });
 
+/** Resolves once a writer waits on an advisory lock (the intent writer's, held by the test). */
+async function writerWaitsOnLock(): Promise<void> {
+  await eventually(
+    'the writer waiting on the intent lock',
+    async () => (await sys.ownerPool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0].n > 0,
+    { timeoutMs: 15_000, stepMs: 50, errors: 'throw' },
+  );
+}
+
 /** Holds the intent writer's lock until `release`; resolves once a writer waits on it. */
 async function holdWriterLock(id: string): Promise<{ writerWaiting: () => Promise<void>; release: () => Promise<void> }> {
   const holder = await sys.ownerPool.connect();
   await holder.query('BEGIN');
   await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`intent:${id}`]);
   return {
-    async writerWaiting() {
-      for (let waited = 0; ; waited += 50) {
-        const { rows: w } = await sys.ownerPool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
-        if (w[0].n > 0) return;
-        if (waited > 15_000) throw new Error('the writer never waited on the intent lock');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
+    writerWaiting: writerWaitsOnLock,
     async release() {
       await holder.query('COMMIT').finally(() => holder.release());
     },
@@ -165,10 +167,7 @@ describe('a keyed retry while the first attempt is mid-flight', () => {
   }
   /** The retry is in flight for sure: waiting for its twin in the client, or (as before the fix) sent to the workflow too. */
   async function retryInFlight(client: IntentClient, id: string, sentBefore: number): Promise<void> {
-    for (let waited = 0; client.retriesWaitingForTwins === 0 && (await acceptedUpdates(id)) <= sentBefore; waited += 50) {
-      if (waited > 15_000) throw new Error('the retry never got in flight');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually('the retry in flight', async () => client.retriesWaitingForTwins > 0 || (await acceptedUpdates(id)) > sentBefore, { timeoutMs: 15_000, stepMs: 50, errors: 'throw' });
   }
 
   test('a transition: the retry waits and answers the first answer, deduplicated; one row; another body under the key is 409', async () => {
@@ -265,12 +264,7 @@ test('a PATCH answers from its write: the API losing PostgreSQL right after the 
       (e: unknown) => e,
     );
     // The writer is waiting on the lock: the API's read before the write is done.
-    for (let waited = 0; ; waited += 50) {
-      const { rows: w } = await sys.ownerPool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
-      if (w[0].n > 0) break;
-      if (waited > 15_000) throw new Error('the writer never waited on the intent lock');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await writerWaitsOnLock();
     await proxy.cut();
     await holder.query('COMMIT');
     const r = (await answer) as { status: number; body: { status: string; seq: number; transition: { seq: number; note: string | null } } };

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../lib/temporal-server';
 import { traceIdOf } from '../../lib/otel/session-spans';
-import { startTestSystem, type TestSystem } from '../support';
+import { eventually, startTestSystem, type TestSystem } from '../support';
 
 const JAEGER = process.env.JAEGER_BIN;
 const maybe = JAEGER ? describe : describe.skip;
@@ -75,13 +75,14 @@ exporters:
     let stderr = '';
     jaeger.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
     queryUrl = `http://127.0.0.1:${queryPort}`;
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const up = await fetch(`${queryUrl}/api/services`).then((r) => r.ok, () => false);
-      if (up) break;
-      if (Date.now() > deadline || jaeger.exitCode !== null) throw new Error(`jaeger did not come up: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await eventually(
+      'jaeger up',
+      async () => {
+        if (jaeger.exitCode !== null) throw new Error(`jaeger exited: ${stderr}`);
+        return fetch(`${queryUrl}/api/services`).then((r) => r.ok, () => false);
+      },
+      { timeoutMs: 60_000, errors: 'throw', detail: () => `jaeger did not come up: ${stderr}` },
+    );
     sys = await startTestSystem({ config: { otelEndpoint: `http://127.0.0.1:${otlpPort}`, otelServiceName: 'timekeeper-jaeger', otelPollMs: 200, otelSettleMs: 100 } });
   });
 
@@ -105,13 +106,15 @@ exporters:
     const events = (await sys.tk.events(sid, { limit: 100 })).events;
     const traceId = traceIdOf(sid);
     let spans: JaegerSpan[] = [];
-    const deadline = Date.now() + 90_000;
-    while (spans.length < 3) {
-      if (Date.now() > deadline) throw new Error(`Jaeger has ${spans.length} spans of ${traceId}`);
-      await new Promise((r) => setTimeout(r, 300));
-      const r = await fetch(`${queryUrl}/api/traces/${traceId}`);
-      if (r.ok) spans = ((await r.json()) as { data: { spans: JaegerSpan[] }[] }).data[0]?.spans ?? [];
-    }
+    await eventually(
+      `three spans of ${traceId} in Jaeger`,
+      async () => {
+        const r = await fetch(`${queryUrl}/api/traces/${traceId}`);
+        if (r.ok) spans = ((await r.json()) as { data: { spans: JaegerSpan[] }[] }).data[0]?.spans ?? [];
+        return spans.length >= 3;
+      },
+      { timeoutMs: 90_000, stepMs: 300, errors: 'throw', detail: () => `Jaeger has ${spans.length} spans of ${traceId}` },
+    );
     const byName = (n: string) => spans.find((s) => s.operationName === n)!;
     const turn = byName('invoke_agent agent-j');
     const chat = byName('chat qwen2.5');
@@ -127,13 +130,15 @@ exporters:
     const at = (seq: number) => events.find((e) => e.seq === seq)!.ts * 1000;
     expect([tool.startTime, tool.startTime + tool.duration]).toEqual([at(3), at(4)]);
     // Temporal's own spans reach the same Jaeger under the same service (batched: within a few seconds).
-    const until = Date.now() + 60_000;
     let operations: string[] = [];
-    while (!operations.includes('RunActivity:appendEvents')) {
-      if (Date.now() > until) throw new Error(`no Temporal spans in Jaeger; operations: ${operations.join(', ')}`);
-      await new Promise((r) => setTimeout(r, 500));
-      const r = await fetch(`${queryUrl}/api/services/timekeeper-jaeger/operations`);
-      if (r.ok) operations = ((await r.json()) as { data: string[] | null }).data ?? [];
-    }
+    await eventually(
+      'Temporal spans in Jaeger',
+      async () => {
+        const r = await fetch(`${queryUrl}/api/services/timekeeper-jaeger/operations`);
+        if (r.ok) operations = ((await r.json()) as { data: string[] | null }).data ?? [];
+        return operations.includes('RunActivity:appendEvents');
+      },
+      { timeoutMs: 60_000, stepMs: 500, errors: 'throw', detail: () => `operations: ${operations.join(', ')}` },
+    );
   });
 });

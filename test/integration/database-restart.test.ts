@@ -18,7 +18,7 @@ import { migrate } from '../../lib/migrate';
 import { freePort } from '../../lib/temporal-server';
 import { SessionStore } from '../../lib/store/sessions';
 import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
-import { testEnv, uniqueSessionId } from '../support';
+import { eventually, testEnv, uniqueSessionId } from '../support';
 
 jest.setTimeout(180_000);
 
@@ -76,10 +76,14 @@ describe('PostgreSQL restart under a live worker', () => {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    while (!out.includes('in-transaction')) {
-      if (child.exitCode !== null) throw new Error(`probe exited early: ${out} ${err}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(
+      'the probe inside its transaction',
+      () => {
+        if (child.exitCode !== null) throw new Error(`probe exited early: ${out} ${err}`);
+        return out.includes('in-transaction');
+      },
+      { timeoutMs: 60_000, stepMs: 50, errors: 'throw' },
+    );
     await crashPostgres();
     const code = await exited;
     pg = await startEmbeddedPostgres({ dataDir: dataDir(), port, log: () => undefined });
@@ -111,7 +115,7 @@ describe('PostgreSQL restart under a live worker', () => {
     pg = await startEmbeddedPostgres({ dataDir: dataDir(), port, log: () => undefined });
     const upAt = Date.now();
     // Wait until every writer has completed an append after the restart.
-    while ([...acked.values()].some((n, i) => n <= ackedWhileDown[i])) await new Promise((r) => setTimeout(r, 100));
+    await eventually('every writer appending after the restart', () => [...acked.values()].every((n, i) => n > ackedWhileDown[i]), { timeoutMs: 120_000, stepMs: 100 });
     const resumedAt = Date.now();
     stop = true;
     await Promise.all(writers);

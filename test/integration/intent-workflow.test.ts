@@ -15,7 +15,7 @@ import { IntentClient } from '../../clients/intents';
 import { databaseInstanceReader } from '../../lib/store/instance';
 import { IntentStore } from '../../lib/store/intents';
 import { intentWorkflow } from '../../workflows/intents/workflow';
-import { refusal, startTestSystem, TestSystem, uid, eventually, sleep, type WaitOptions } from '../support';
+import { refusal, startTestSystem, TestSystem, uid, eventually, type WaitOptions } from '../support';
 
 interface Wake {
   headers: http.IncomingHttpHeaders;
@@ -227,7 +227,9 @@ test('a worker stopped between transitions: the PATCH waits for the next worker,
   expect((await patch(id, { status: 'in-progress' })).status).toBe(200);
   await sys.stopWorker();
   const pending = patch(id, { status: 'done', data: { ok: true } });
-  await sleep(1000);
+  // The PATCH's update has reached Temporal: a workflow task waits for a worker.
+  const handle = sys.client.workflow.getHandle(`intent/${id}`);
+  await eventually('the update waiting for a worker', async () => (await handle.describe()).raw.pendingWorkflowTask, POLL);
   await sys.startWorker();
   const r = await pending;
   expect(r.status).toBe(200);

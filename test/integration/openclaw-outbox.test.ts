@@ -12,7 +12,7 @@ import { loadKeyStore } from '../../api/auth';
 import { parseConfig } from '../../integrations/openclaw/src/config';
 import { TimekeeperRecorder } from '../../integrations/openclaw/src/recorder';
 import { createDeliver } from '../../integrations/openclaw/src/timekeeper';
-import { startTestSystem, uniqueSessionId, type TestSystem } from '../support';
+import { eventually, startTestSystem, uniqueSessionId, type TestSystem } from '../support';
 
 let sys: TestSystem;
 beforeAll(async () => {
@@ -40,7 +40,7 @@ test('events recorded while Timekeeper is down are delivered once, in order, aft
   rec.afterToolCall({ toolName: 'read', params: { path: 'hello.txt' }, toolCallId: 'c1', result: 'hello', durationMs: 4 }, { toolName: 'read', sessionId: sid });
   rec.llmOutput({ runId: 'r1', sessionId: sid, provider: 'p', model: 'm', assistantTexts: ['It says hello.'] }, {});
   rec.sessionEnd({ sessionId: sid, messageCount: 2, reason: 'reset' }, { sessionId: sid });
-  await new Promise((r) => setTimeout(r, 500));
+  await eventually('the outbox retrying against the closed port', () => rec.outbox.status().retries > 0, { timeoutMs: 10_000, stepMs: 20 });
   expect(rec.outbox.status()).toMatchObject({ pending: 6, delivered: 0 });
   expect(rec.outbox.status().retries).toBeGreaterThan(0);
 

@@ -15,7 +15,7 @@ import { createApp } from '../../api/app';
 import { loadKeyStore } from '../../api/auth';
 import { LIMITS } from '../../lib/domain/limits';
 import { freePort, startDevServer, type DevServer } from '../../lib/temporal-server';
-import { startTestSystem, TestSystem, spawnWorker } from '../support';
+import { eventually, startTestSystem, TestSystem, spawnWorker } from '../support';
 
 
 interface Ready {
@@ -31,12 +31,15 @@ async function readyz(baseUrl: string): Promise<Ready> {
 async function until(what: string, baseUrl: string, ok: (r: Ready) => boolean, withinMs: number): Promise<{ r: Ready; afterMs: number }> {
   const t0 = Date.now();
   let last: Ready | undefined;
-  while (Date.now() - t0 <= withinMs) {
-    last = await readyz(baseUrl);
-    if (ok(last)) return { r: last, afterMs: Date.now() - t0 };
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${what}: not within ${withinMs} ms; last /readyz: ${JSON.stringify(last?.body)}`);
+  const r = await eventually(
+    what,
+    async () => {
+      last = await readyz(baseUrl);
+      return ok(last) && last;
+    },
+    { timeoutMs: withinMs, errors: 'throw', detail: () => `last /readyz: ${JSON.stringify(last?.body)}` },
+  );
+  return { r, afterMs: Date.now() - t0 };
 }
 
 let sys: TestSystem;
@@ -83,7 +86,7 @@ test('with Temporal hung, /readyz answers within about a second and names the ch
     expect(healthy.body.checks.temporal).toBe('ok');
     dev.process.kill('SIGSTOP');
     // Stopped for sure (state T) before asking.
-    while (!/\) T /.test(await readFile(`/proc/${dev.process.pid}/stat`, 'utf8'))) await new Promise((r) => setTimeout(r, 20));
+    await eventually('the dev server stopped (state T)', async () => /\) T /.test(await readFile(`/proc/${dev!.process.pid}/stat`, 'utf8')), { stepMs: 20, errors: 'throw' });
     const answers: Ready[] = [];
     for (let i = 0; i < 3; i++) answers.push(await readyz(base));
     for (const a of answers) {

@@ -12,7 +12,7 @@ import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { EventType, sessionWorkflowId, type JsonValue } from '../../lib/domain/sessions';
 import { computeEventHash } from '../../lib/hash-chain';
 import { SessionStore } from '../../lib/store/sessions';
-import { startTestSystem, TestSystem, uniqueSessionId } from '../support';
+import { eventually, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
 let sys: TestSystem;
 let sessions: SessionClient;
@@ -281,15 +281,16 @@ describe('concurrency conflict', () => {
         (e: unknown): Outcome => ({ ok: false, e }),
       );
       // Wait until the writer's INSERT is blocked behind the uncommitted row.
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const { rows: waiting } = await sys.ownerPool.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO timeline_events%'`,
-        );
-        if (waiting[0].n > 0) break;
-        if (Date.now() > deadline) throw new Error('the writer never blocked on the rival row');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await eventually(
+        'the writer blocked on the rival row',
+        async () =>
+          (
+            await sys.ownerPool.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO timeline_events%'`,
+            )
+          ).rows[0].n > 0,
+        { timeoutMs: 10_000, stepMs: 20, errors: 'throw' },
+      );
       await other.query('COMMIT');
     } finally {
       other.release();

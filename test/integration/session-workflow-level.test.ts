@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WithStartWorkflowOperation, WorkflowFailedError, WorkflowHandle, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
@@ -19,10 +20,26 @@ import { testEnv, uniqueSessionId, eventually, sleep, type WaitOptions } from '.
 import { workflowSinksOff } from '../../worker/otel';
 
 
-/** Long enough for updates sent on localhost to be admitted by the server while a write is held. */
-const SETTLE_MS = 500;
 /** How this file polls the fake writer: every 20 ms, a failing check fails the wait. */
 const POLL: WaitOptions = { timeoutMs: 10_000, stepMs: 20, errors: 'throw' };
+/**
+ * Resolves once the server has admitted every update in `updateIds` (sent with those ids): while a
+ * write is held they wait there, and reach the workflow in the order admitted once it is let go.
+ */
+async function admitted(handle: WorkflowHandle, updateIds: string[]): Promise<void> {
+  const stage = (updateId: string) =>
+    client.workflowService.pollWorkflowExecutionUpdate({
+      namespace: client.options.namespace,
+      updateRef: { workflowExecution: { workflowId: handle.workflowId }, updateId },
+      waitPolicy: { lifecycleStage: ADMITTED },
+      identity: 'session-workflow-level test',
+    });
+  // Not found until the server has it: a throw is "not yet".
+  await eventually(`${updateIds.length} updates admitted`, async () => (await Promise.all(updateIds.map(stage))).every((r) => (r.stage ?? 0) >= ADMITTED), { ...POLL, errors: 'retry' });
+}
+const ADMITTED = temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED;
+/** `n` fresh update ids. */
+const updateIds = (n: number) => Array.from({ length: n }, () => randomUUID());
 
 let client: Client;
 let connection: Connection;
@@ -201,8 +218,9 @@ test('large contents are batched within the byte bound; an item does not ride al
   const hold = holdNextWrite(sessionId);
   const first = handle.executeUpdate(appendUpdate, { args: [req('small')] });
   await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
-  const burst = [0, 1, 2].map((i) => handle.executeUpdate(appendUpdate, { args: [req(String(i).repeat(big))] }));
-  await sleep(SETTLE_MS);
+  const ids = updateIds(3);
+  const burst = [0, 1, 2].map((i) => handle.executeUpdate(appendUpdate, { args: [req(String(i).repeat(big))], updateId: ids[i] }));
+  await admitted(handle, ids);
   hold.open();
   await first;
   expectContiguous(await Promise.all(burst), 3);
@@ -221,8 +239,9 @@ test('an item the writer refuses fails only its own caller, with code, message, 
   const first = handle.executeUpdate(appendUpdate, { args: [req({ first: true })] });
   await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
   const reqs = [req({ a: 1 }), req({ refuse: true }), req({ b: 2 }), req({ c: 3 })];
-  const results = reqs.map((r) => handle.executeUpdate(appendUpdate, { args: [r] }));
-  await sleep(SETTLE_MS);
+  const ids = updateIds(reqs.length);
+  const results = reqs.map((r, i) => handle.executeUpdate(appendUpdate, { args: [r], updateId: ids[i] }));
+  await admitted(handle, ids);
   hold.open();
   await first;
   const [e, others] = await Promise.all([refusal(results[1]), Promise.all([results[0], results[2], results[3]])]);
@@ -248,8 +267,9 @@ describe.each([
     });
     const first = handle.executeUpdate(appendUpdate, { args: [req({ first: true })] });
     await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
-    const doomed = [req({ fail: true }), req({ x: 1 }), req({ x: 2 })].map((r) => handle.executeUpdate(appendUpdate, { args: [r] }));
-    await sleep(SETTLE_MS);
+    const ids = updateIds(3);
+    const doomed = [req({ fail: true }), req({ x: 1 }), req({ x: 2 })].map((r, i) => handle.executeUpdate(appendUpdate, { args: [r], updateId: ids[i] }));
+    await admitted(handle, ids);
     hold.open();
     expect((await first).event.seq).toBe(2);
     for (const e of await Promise.all(doomed.map(refusal))) {
@@ -366,11 +386,12 @@ test('updates arriving after an end are refused with session_archived and never 
   const first = handle.executeUpdate(appendUpdate, { args: [req({ first: true })] });
   await eventually('the held write', () => fake.appendCallsFor(sessionId).length === 1, POLL);
   // Admitted in this order, so the workflow sees the end first.
-  const end = handle.executeUpdate(endUpdate, { args: [endReq('done')] });
-  await sleep(SETTLE_MS);
-  const lateAppend = handle.executeUpdate(appendUpdate, { args: [req({ late: true })] });
-  const lateEnd = handle.executeUpdate(endUpdate, { args: [endReq('again')] });
-  await sleep(SETTLE_MS);
+  const [endId, lateAppendId, lateEndId] = updateIds(3);
+  const end = handle.executeUpdate(endUpdate, { args: [endReq('done')], updateId: endId });
+  await admitted(handle, [endId]);
+  const lateAppend = handle.executeUpdate(appendUpdate, { args: [req({ late: true })], updateId: lateAppendId });
+  const lateEnd = handle.executeUpdate(endUpdate, { args: [endReq('again')], updateId: lateEndId });
+  await admitted(handle, [lateAppendId, lateEndId]);
   hold.open();
   await first;
   expect((await end).event).toMatchObject({ seq: 3, event_type: EventType.SessionEnd });

@@ -5,6 +5,7 @@ import type { OutboxItem } from '../../integrations/openclaw/src/mapping';
 import { Outbox, type DeliveryOutcome } from '../../integrations/openclaw/src/outbox';
 import { TimekeeperRecorder } from '../../integrations/openclaw/src/recorder';
 import { parseConfig } from '../../integrations/openclaw/src/config';
+import { eventually } from '../support/wait';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'tk-outbox-'));
 const ev = (session: string, n: number): OutboxItem => ({ op: 'append', session, body: { type: 'USER_INPUT', content: n, idempotency_key: `k${n}` } });
@@ -184,7 +185,7 @@ describe('OpenClaw plugin outbox', () => {
       });
       box.start();
       for (let n = 1; n <= 5; n++) box.enqueue(ev('a', n));
-      await new Promise((r) => setTimeout(r, 20)); // the first attempt has failed and is sleeping
+      await eventually('the first attempt failed and sleeping', () => box.status().retries > 0, { timeoutMs: 2_000, stepMs: 5 }); // counted just before its sleep
       down = false;
       const t0 = Date.now();
       expect(await box.flush(2000)).toBe(true);

@@ -130,10 +130,11 @@ export function createApp({ client, pool, config, keys, workerMetricsUrl }: AppD
       witnessTrust: witnessTrustOf(config.logWitnessing),
     }),
   );
+  const signalStore = new SignalStore(pool);
   app.use(
     signalRouter({
-      signals: new SignalClient({ client, taskQueue: config.taskQueue, runQueues: taskRunQueues(config) }),
-      store: new SignalStore(pool),
+      signals: new SignalClient({ client, taskQueue: config.taskQueue, runQueues: taskRunQueues(config), store: signalStore }),
+      store: signalStore,
       keys,
     }),
   );

@@ -19,6 +19,8 @@ export interface SignalClientOptions {
   /** The main task queue: schedulers run here. */
   taskQueue: string;
   runQueues: RunQueues;
+  /** Where signals are stored and their listening tasks found. */
+  store: SignalStore;
 }
 
 /** A sent signal as stored (`existed`: already stored by an earlier send of the same signal_id), and the task ids it reached. */
@@ -38,7 +40,8 @@ export class SignalClient {
    * same id with other content is a different signal, refused with nothing stored. `atGiven`:
    * the sender named the signal's time, so a retry must name the same one.
    */
-  async send(store: SignalStore, sent: SignalEvent, bounds: AgentBounds | undefined, atGiven: boolean): Promise<SentSignal> {
+  async send(sent: SignalEvent, bounds: AgentBounds | undefined, atGiven: boolean): Promise<SentSignal> {
+    const { store } = this.opts;
     const { signal, existed } = await store.insert(sent, 'api', bounds);
     const same = sameBounds(signal.bounds, bounds) && signal.name === sent.name && JSON.stringify(signal.value) === JSON.stringify(sent.value) && sameRecord(signal.values, sent.values) && (!atGiven || signal.atMs === sent.atMs);
     if (existed && (!same || signal.source !== 'api')) throw signalErrors.idReused(sent.signal_id);

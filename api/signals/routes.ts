@@ -28,7 +28,7 @@ export function signalRouter({ signals, store, keys }: SignalDeps): Router {
   route(r, keys, sendSignal, async (req, res) => {
     const b = parse(sendSignal.body, jsonBody(req));
     const sent: SignalEvent = { signal_id: b.signal_id ?? `sig-${randomUUID()}`, name: b.name, value: b.value ?? null, values: b.values ?? {}, atMs: b.at ? Date.parse(b.at) : Date.now() };
-    const { signal, existed, deliveredTo: reached } = await signals.send(store, sent, principalOf(res).bounds, Boolean(b.at));
+    const { signal, existed, deliveredTo: reached } = await signals.send(sent, principalOf(res).bounds, Boolean(b.at));
     res.status(202).json({ signal_id: signal.signal_id, seq: signal.seq, name: signal.name, at: new Date(signal.atMs).toISOString(), deduplicated: existed, delivered_to: reached });
   });
 

@@ -209,8 +209,8 @@ function tasks(ctx: Ctx): TaskClient {
 
 /** As the API sends a signal (POST /v1/signals): stored, then delivered to the schedulers listening. */
 async function sendSignal(ctx: Ctx, name: string, value: number | null, values: Record<string, string> = {}): Promise<string[]> {
-  const signals = new SignalClient({ client: ctx.client, taskQueue: ctx.taskQueue, runQueues: runQueues(ctx) });
-  const sent = await signals.send(new SignalStore(ctx.pool), { signal_id: randomUUID(), name, value, values, atMs: Date.now() }, undefined, false);
+  const signals = new SignalClient({ client: ctx.client, taskQueue: ctx.taskQueue, runQueues: runQueues(ctx), store: new SignalStore(ctx.pool) });
+  const sent = await signals.send({ signal_id: randomUUID(), name, value, values, atMs: Date.now() }, undefined, false);
   return sent.deliveredTo;
 }
 

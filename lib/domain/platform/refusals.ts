@@ -2,10 +2,12 @@
  * How a refusal of a request's value is worded and reported, below every caller that checks
  * one with zod: the API's routers (api/contract.ts re-exports this, api/http.ts parse), the
  * task definition (lib/task-definition.ts, also for the worker's follow-up tasks). Importing
- * it installs issueMessage as zod's error map. Pure: zod and the error catalogue only.
+ * it installs issueMessage as zod's error map. Pure: zod, the error catalogue and the text rules
+ * of lib/domain/input-gate.ts only.
  */
 import { z, type ZodError, type ZodType } from 'zod';
 import { DomainError, ErrorCode } from '../errors';
+import { textRuleBroken } from '../input-gate';
 
 /**
  * zod issue → the message a refusal gives: the one place that words them, so every message
@@ -89,13 +91,12 @@ z.config({ customError: issueMessage });
  * Free text stored in a text column or sent as a search attribute: PostgreSQL cannot hold
  * U+0000 and a lone surrogate is not Unicode, and either would stall the session's writer.
  */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 export const plainText = (max: number) =>
   z
     .string()
     .min(1)
     .max(max)
-    .refine((s) => !s.includes('\u0000') && !LONE_SURROGATE.test(s), 'must not contain U+0000 or a lone surrogate');
+    .refine((s) => textRuleBroken(s) === null, 'must not contain U+0000 or a lone surrogate');
 
 /** A zod failure as a validation DomainError naming each field `prefix + path`. */
 export function fromZod(err: ZodError, prefix = ''): DomainError {

@@ -6,7 +6,8 @@
  */
 import type { FieldError } from '../errors';
 import { localDate, wallClock } from '../platform/zones';
-import { triggerZone, type TaskDefinition } from './index';
+import type { TaskDefinition } from './index';
+import { triggerZone } from './trigger-zone';
 
 // ---- file delivery: one file name directly under ARTIFACTS_DIR --------------------------
 

@@ -40,16 +40,41 @@ export function descendants(root: number): { pid: number; comm: string }[] {
   return out;
 }
 
-/** CPU time (user + system) in ms a pid has used so far, from /proc; 0 when it is gone. */
-export function cpuMs(pid: number): number {
+/**
+ * CPU time (user + system) in ms a pid has used so far, from /proc; 0 when it is gone.
+ * `reaped`: also its children's that it has waited for (cutime + cstime).
+ */
+export function cpuMs(pid: number, reaped = false): number {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of stat (utime, stime), counted from after the command name.
-    return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+    // Fields 14 and 15 of stat (utime, stime), then 16 and 17 (cutime, cstime), counted from after the command name.
+    return ((Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)) * 1000) / CLOCK_TICKS;
   } catch {
     return 0;
   }
+}
+
+/**
+ * CPU ms so far of a process tree (a PostgreSQL postmaster and its backends): the root's own,
+ * its reaped children's and every live descendant's. A backend that ends between two readings
+ * moves from the live sum into the root's reaped time, so a difference of two readings holds it.
+ */
+export function treeCpuMs(root: number): number {
+  return cpuMs(root, true) + descendants(root).reduce((sum, p) => sum + cpuMs(p.pid), 0);
+}
+
+/** Proportional set size in MiB of a process tree (shared pages split between the processes sharing them, so a sum counts them once), from /proc/<pid>/smaps_rollup. */
+export function treePssMiB(root: number): number {
+  let kb = 0;
+  for (const pid of [root, ...descendants(root).map((p) => p.pid)]) {
+    try {
+      kb += Number(/^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return kb / 1024;
 }
 
 /** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)). */

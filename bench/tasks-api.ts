@@ -5,8 +5,28 @@
  *
  *   npm run bench:tasks-api
  *   npm run bench:tasks-api -- --creates 500 --concurrency 20 --tasks 10000 --runs 300000 --lists 300
+ *   npm run bench:tasks-api -- --idle 10000 --idle-seconds 60 --creates 0 --tasks 0 --lists 0
  *
  * Phases:
+ *   idle    only with --idle N (default 0: off), before everything else. At rest first with no
+ *           task: once no workflow task waits on the main task queue, --idle-seconds S (default
+ *           60) of nothing, over which it reads from /proc the CPU (utime + stime) of the worker
+ *           child, the Temporal dev server, PostgreSQL (the postmaster, its backends and the ones
+ *           it reaped) and this process (the API), as % of one core, and at the end their memory
+ *           (VmRSS; PostgreSQL: PSS summed over its processes, shared buffers counted once) and
+ *           the open workflows (Temporal's count of ExecutionStatus="Running"). Then N daily
+ *           crons POST /v1/tasks from --concurrency callers (real schedulers), each at its own
+ *           minute of the day within the 12 hours that start 12 hours from now (wrapping when N
+ *           > 720), so none fires during the bench (checked: the first fire time is printed);
+ *           once N schedulers are open and no workflow task waits, the same S seconds at rest,
+ *           printed beside the first, with the runs started meanwhile (0 expected). Then, with
+ *           the N tasks stored, the CLI as the README runs it (`npx timekeeper`, TIMEKEEPER_URL
+ *           at the rig's API), 5 times each: `--help` (the floor: process start), `tasks`,
+ *           `tasks --tag ops`, `tasks --status pending`, and a walk of 3 pages by --cursor (one
+ *           process per page, the walk's wall time), and the dashboard's tasks page data
+ *           (api/dashboard/src/tasks.ts tasksPage: GET /v1/tasks?limit=25 beside the
+ *           needs-attention runs, then what those lead it to fetch) 50 times unfiltered, with
+ *           tag=ops and with status=pending: latency p50/p99 (processes: wall time).
  *   create  --creates POST /v1/tasks (daily crons, each at its own minute) from --concurrency
  *           callers: creates/s and latency p50/p99. Beside it the floor at the same concurrency:
  *           one INSERT of the same history row into a scratch table plus one bare workflow start
@@ -26,15 +46,20 @@
  * Prints the load average at start and end. Targets (issue 15): >= 100 creates/s, list p99
  * <= 100 ms at 10,000 tasks.
  */
+import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { CallRequest } from '../sdk/client';
 import { decodeKeyset } from '../lib/platform/keyset';
 import { configureLogger } from '../lib/log';
-import { startFaultRig } from '../test/support/fault-rig';
+import { cronFireTimes } from '../lib/domain/tasks/schedule';
+import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
 import { floorWorkflow } from './floor/workflow';
-import { LATENCY_HEADER, Series, latencyRow, runPool, timed } from './measure';
+import { LATENCY_HEADER, Series, f1, latencyRow, runPool, sleep, timed } from './measure';
+import { cpuMs, rssMiB, treeCpuMs, treePssMiB } from './procs';
 
 type CreateTask = CallRequest<'createTask'>['body'];
 
@@ -44,6 +69,8 @@ interface Options {
   tasks: number;
   runs: number;
   lists: number;
+  idle: number;
+  idleSeconds: number;
   worker: boolean;
 }
 
@@ -53,10 +80,13 @@ const USAGE = `usage: npm run bench:tasks-api -- [options]
   --tasks N         tasks stored in all before the list phase (default 10000)
   --runs N          execution-log rows stored before the list phase (default 300000)
   --lists N         list requests per variant (default 300)
+  --idle N          first: N daily crons created through the API, the rig at rest with 0 and N
+                    tasks, then the CLI and the dashboard's tasks page with N stored (default 0: off)
+  --idle-seconds S  the window at rest (default 60)
   --no-worker       no worker process (the schedulers the creates start stay idle)`;
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { creates: 1000, concurrency: 20, tasks: 10_000, runs: 300_000, lists: 300, worker: true };
+  const o: Options = { creates: 1000, concurrency: 20, tasks: 10_000, runs: 300_000, lists: 300, idle: 0, idleSeconds: 60, worker: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--help' || a === '-h') {
@@ -67,9 +97,9 @@ function parseArgs(argv: string[]): Options {
       o.worker = false;
       continue;
     }
-    const key = a.replace(/^--/, '') as keyof Options;
+    const key = a.replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as keyof Options;
     const n = Number(argv[++i]);
-    if (!['creates', 'concurrency', 'tasks', 'runs', 'lists'].includes(key) || !Number.isInteger(n) || n < 0) throw new Error(`bad argument ${a}\n${USAGE}`);
+    if (!['creates', 'concurrency', 'tasks', 'runs', 'lists', 'idle', 'idleSeconds'].includes(key) || !Number.isInteger(n) || n < 0) throw new Error(`bad argument ${a}\n${USAGE}`);
     (o as unknown as Record<string, number>)[key] = n;
   }
   return o;
@@ -78,13 +108,174 @@ function parseArgs(argv: string[]): Options {
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 const row = (label: string, s: Series, wallMs?: number) => latencyRow(label.padEnd(34), s, wallMs) + (s.kinds.size ? `  (${[...s.kinds].map(([k, n]) => `${k} x${n}`).join(', ')})` : '');
 
-const definition = (id: string, i: number) => ({
+const ZONE = 'Asia/Shanghai';
+const definition = (id: string, i: number, expression = `${i % 60} ${i % 24} * * *`) => ({
   task_id: id,
   name: `daily digest ${i}`,
-  trigger: { type: 'cron', expression: `${i % 60} ${i % 24} * * *`, timezone: 'Asia/Shanghai' },
+  trigger: { type: 'cron', expression, timezone: ZONE },
   agent: { type: 'webhook', url: 'http://127.0.0.1:9/agent', prompt_template: 'Summarise the day for {{date}}' },
   tags: [i % 10 === 0 ? 'ops' : 'digest'],
 });
+
+// ---- idle (--idle) -------------------------------------------------------------------
+
+const ROOT = path.resolve(__dirname, '..');
+const execFileP = promisify(execFile);
+/** Hours from now before the first idle task fires, and the span of minutes of the day they take after that. */
+const QUIET_HOURS = 12;
+const CLI_RUNS = 5;
+const DASHBOARD_CALLS = 50;
+/** The dashboard's tasks page size (api/dashboard/src/tasks.ts PAGE). */
+const DASHBOARD_PAGE = 25;
+
+/** Task i's cron: minute (start + i) of the day in ZONE, within the QUIET_HOURS after the first QUIET_HOURS from now. */
+function idleCron(i: number, nowMs: number): string {
+  const [h, m] = new Intl.DateTimeFormat('en-GB', { timeZone: ZONE, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(nowMs).split(':').map(Number);
+  const minute = (h * 60 + m + QUIET_HOURS * 60 + 1 + (i % (QUIET_HOURS * 60))) % 1440;
+  return `${minute % 60} ${Math.floor(minute / 60)} * * *`;
+}
+
+const openWorkflows = async (rig: FaultRig, type?: string) => (await rig.client.workflow.count(`ExecutionStatus="Running"${type ? ` AND WorkflowType="${type}"` : ''}`)).count;
+
+/** Workflow tasks waiting on the main task queue (Temporal's approximate backlog). */
+async function backlog(rig: FaultRig): Promise<number> {
+  const r = await rig.client.workflowService.describeTaskQueue({ namespace: rig.config.temporalNamespace, taskQueue: { name: rig.config.taskQueue }, taskQueueType: 1 /* WORKFLOW */, reportStats: true });
+  return Number(r.stats?.approximateBacklogCount ?? 0);
+}
+
+/** Waits until `schedulers` schedulers are open and (with a worker) no workflow task waits, twice in a row; resolves with the seconds it took. */
+async function settle(rig: FaultRig, schedulers: number, worker: boolean): Promise<number> {
+  const t0 = performance.now();
+  const deadline = Date.now() + 300_000 + schedulers * 100;
+  let calm = 0;
+  for (;;) {
+    const [open, waiting] = await Promise.all([openWorkflows(rig, 'taskSchedulerWorkflow'), worker ? backlog(rig) : 0]);
+    calm = open >= schedulers && waiting === 0 ? calm + 1 : 0;
+    if (calm >= 2) return (performance.now() - t0) / 1000;
+    if (Date.now() > deadline) throw new Error(`not at rest: ${open} of ${schedulers} schedulers open, ${waiting} workflow tasks waiting`);
+    await sleep(500);
+  }
+}
+
+interface Rest {
+  open: number;
+  runs: number;
+  /** CPU % of one core and memory MiB per process. */
+  procs: Map<string, { cpu: number; mib: number }>;
+}
+
+/** `seconds` of nothing, and what each process used meanwhile. */
+async function atRest(rig: FaultRig, seconds: number): Promise<Rest> {
+  const pids = rig.pids();
+  const readers: [string, () => number, () => number][] = [];
+  if (pids.worker) readers.push(['worker (child process)', () => cpuMs(pids.worker!), () => rssMiB(pids.worker!)]);
+  if (pids.temporal) readers.push(['Temporal dev server', () => cpuMs(pids.temporal!), () => rssMiB(pids.temporal!)]);
+  if (pids.postgres) readers.push(['PostgreSQL (all; MiB: PSS)', () => treeCpuMs(pids.postgres!), () => treePssMiB(pids.postgres!)]);
+  readers.push(['API (this process)', () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }, () => process.memoryUsage().rss / 2 ** 20]);
+  const runsLogged = async () => Number((await rig.pool.query('SELECT count(*) FROM task_run_log')).rows[0].count);
+  const runs0 = await runsLogged();
+  const t0 = performance.now();
+  const cpu0 = readers.map(([, cpu]) => cpu());
+  await sleep(seconds * 1000);
+  const cpu1 = readers.map(([, cpu]) => cpu());
+  const wall = performance.now() - t0;
+  const procs = new Map(readers.map(([label, , mib], k) => [label, { cpu: ((cpu1[k] - cpu0[k]) / wall) * 100, mib: mib() }]));
+  return { open: await openWorkflows(rig), runs: (await runsLogged()) - runs0, procs };
+}
+
+function printRest(n: number, seconds: number, before: Rest, after: Rest): void {
+  const cells = (...v: (string | number)[]) => v.map((x) => String(x).padStart(11)).join('');
+  console.log(`  ${''.padEnd(32)}${'CPU % of a core'.padStart(22)}${'MiB'.padStart(22)}`);
+  console.log(`  ${'process'.padEnd(32)}${cells('0 tasks', `${n} tasks`, '0 tasks', `${n} tasks`)}`);
+  for (const [label, b] of before.procs) {
+    const a = after.procs.get(label);
+    console.log(`  ${label.padEnd(32)}${cells(b.cpu.toFixed(2), a ? a.cpu.toFixed(2) : '-', f1(b.mib), a ? f1(a.mib) : '-')}`);
+  }
+  console.log(`  ${'open workflows'.padEnd(32)}${cells(before.open, after.open)}`);
+  console.log(`  ${`runs started in the ${seconds} s`.padEnd(32)}${cells(before.runs, after.runs)}`);
+}
+
+/** The `timekeeper` CLI as the README runs it in a checkout, against the rig's API; resolves with its stdout. */
+async function cli(rig: FaultRig, args: string[]): Promise<string> {
+  const r = await execFileP('npx', ['timekeeper', ...args], { cwd: ROOT, env: { ...process.env, TIMEKEEPER_URL: rig.baseUrl, TIMEKEEPER_API_KEY: '' }, maxBuffer: 64 * 2 ** 20 });
+  return r.stdout;
+}
+
+/** The next page's cursor a `timekeeper tasks` page prints under itself. */
+const cursorOf = (out: string) => /\(more: --cursor (\S+), or --all\)/.exec(out)?.[1];
+
+/** The requests api/dashboard/src/tasks.ts tasksPage makes for one page of the list. */
+async function dashboardTasksPage(rig: FaultRig, filter: Record<string, string>, list: Series): Promise<void> {
+  const { tk } = rig;
+  const [res, attention] = await Promise.all([
+    timed(list, 'listTasks', () => tk.call('listTasks', { query: { ...filter, limit: DASHBOARD_PAGE } as never })),
+    tk.call('listRuns', { query: { status: 'needs_attention', limit: 50 } }),
+  ]);
+  await Promise.all([
+    ...(res?.body.tasks ?? []).filter((t) => t.last_run).map((t) => tk.call('listTaskRuns', { params: { id: t.task_id }, query: { limit: 1 } })),
+    ...attention.body.runs.map((r) => tk.call('getRun', { params: { id: r.run_id } })),
+  ]);
+}
+
+async function idlePhase(rig: FaultRig, opts: Options, run: string): Promise<void> {
+  const n = opts.idle;
+  const base = await openWorkflows(rig, 'taskSchedulerWorkflow');
+  await settle(rig, base, opts.worker);
+  const before = await atRest(rig, opts.idleSeconds);
+
+  const now = Date.now();
+  const expressions = Array.from({ length: n }, (_, i) => idleCron(i, now));
+  const firstFire = Math.min(...[...new Set(expressions)].map((expression) => cronFireTimes({ expression, dom_dow: 'or', timezone: ZONE }, now, 1)[0]));
+  if (firstFire < now + (QUIET_HOURS - 1) * 3_600_000) throw new Error(`an idle task would fire at ${new Date(firstFire).toISOString()}, within the bench`);
+  const creates = new Series();
+  const wall = await runPool(n, opts.concurrency, async (i) => {
+    const id = `idle-${run}-${String(i).padStart(6, '0')}`;
+    await timed(creates, 'create', () => rig.tk.tasks.create(definition(id, i, expressions[i]) as CreateTask));
+  });
+  const settled = await settle(rig, base + n, opts.worker);
+  const after = await atRest(rig, opts.idleSeconds);
+  console.log(`\nidle (${n} daily crons created through the API, none firing before ${new Date(firstFire).toISOString()}; at rest ${settled.toFixed(1)} s after the last create; load ${load()})`);
+  console.log(LATENCY_HEADER);
+  console.log(row('POST /v1/tasks', creates, wall));
+  console.log(`\nat rest over ${opts.idleSeconds} s, before the creates and with the ${n} tasks (load ${load()})`);
+  printRest(n, opts.idleSeconds, before, after);
+
+  // ---- the CLI and the dashboard's tasks page with N tasks stored ----------------------
+  const commands: [string, string[]][] = [
+    ['timekeeper --help', ['--help']],
+    ['timekeeper tasks', ['tasks']],
+    ['timekeeper tasks --tag ops', ['tasks', '--tag', 'ops']],
+    ['timekeeper tasks --status pending', ['tasks', '--status', 'pending']],
+  ];
+  const series = commands.map(() => new Series());
+  const walk = new Series();
+  const pages = Math.min(3, Math.ceil(n / 50)); // the CLI's default page: 50
+  for (let r = 0; r < CLI_RUNS; r++) {
+    for (const [k, [label, args]] of commands.entries()) await timed(series[k], label, () => cli(rig, args));
+    await timed(walk, 'walk', async () => {
+      let cursor: string | undefined;
+      for (let page = 1; page <= pages; page++) {
+        const out = await cli(rig, ['tasks', ...(cursor ? ['--cursor', cursor] : [])]);
+        cursor = cursorOf(out);
+        if (!cursor && page < pages) throw new Error(`page ${page} printed no cursor`);
+      }
+    });
+  }
+  console.log(`\ncli (npx timekeeper, ${n} tasks stored, ${CLI_RUNS} runs each, wall time of the process; load ${load()})`);
+  console.log(LATENCY_HEADER);
+  for (const [k, [label]] of commands.entries()) console.log(row(label, series[k]));
+  console.log(row(`tasks, ${pages} pages by --cursor (walk)`, walk));
+
+  console.log(`\ndashboard tasks page data (limit ${DASHBOARD_PAGE} + needs-attention runs, ${DASHBOARD_CALLS} calls each; load ${load()})`);
+  console.log(LATENCY_HEADER);
+  for (const [label, filter] of [['first page', {}], ['tag=ops', { tag: 'ops' }], ['status=pending', { status: 'pending' }]] as [string, Record<string, string>][]) {
+    const page = new Series();
+    const list = new Series();
+    for (let i = 0; i < DASHBOARD_CALLS; i++) await timed(page, 'page', () => dashboardTasksPage(rig, filter, list));
+    console.log(row(`page data ${label}`, page));
+    console.log(row(`  of it GET /v1/tasks`, list));
+  }
+}
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
@@ -95,6 +286,7 @@ async function main() {
     if (opts.worker) await rig.startWorker();
     const { tk, pool: db, client } = rig;
     const run = Date.now().toString(36);
+    if (opts.idle > 0) await idlePhase(rig, opts, run);
 
     // ---- create, and its floor --------------------------------------------------------
     await db.query('CREATE TABLE IF NOT EXISTS bench_floor_history (task_id text, version int, action text, definition jsonb, enabled boolean, recorded_at timestamptz DEFAULT clock_timestamp(), UNIQUE (task_id, version))');

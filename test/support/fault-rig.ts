@@ -66,6 +66,8 @@ export interface FaultRig {
   /** Immediate shutdown of PostgreSQL (SIGQUIT, as pg_ctl -m immediate); `restartPostgres` starts it again. */
   crashPostgres(): Promise<void>;
   restartPostgres(): Promise<void>;
+  /** Process ids of the current worker child, Temporal dev server and PostgreSQL postmaster (each undefined while not running), for the benches' /proc readings. */
+  pids(): { worker?: number; temporal?: number; postgres?: number };
   stop(): Promise<void>;
 }
 
@@ -73,9 +75,13 @@ let runtimeInstalled = false;
 
 /** Immediate shutdown of the embedded PostgreSQL under `pgDir` (SIGQUIT to the postmaster, as pg_ctl -m immediate). */
 export async function crashEmbeddedPostgres(pgDir: string, pg: EmbeddedPostgres): Promise<void> {
-  const pid = Number(fs.readFileSync(path.join(pgDir, 'pgdata', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  process.kill(pid, 'SIGQUIT');
+  process.kill(postmasterPid(pgDir), 'SIGQUIT');
   await pg.stop();
+}
+
+/** The postmaster's process id, from the first line of its postmaster.pid under `pgDir`. */
+function postmasterPid(pgDir: string): number {
+  return Number(fs.readFileSync(path.join(pgDir, 'pgdata', 'postmaster.pid'), 'utf8').split('\n')[0]);
 }
 
 /** SIGKILL of a child process that may already be gone; resolves once it is. */
@@ -231,6 +237,10 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
     },
     async restartPostgres() {
       pg = await startEmbeddedPostgres({ dataDir: pgDir, port: pgPort, log: () => undefined });
+    },
+    pids() {
+      const alive = (c: ChildProcess | undefined) => (c && c.exitCode === null && c.signalCode === null ? c.pid : undefined);
+      return { worker: alive(worker), temporal: dev ? alive(dev.process) : undefined, postgres: pg ? postmasterPid(pgDir) : undefined };
     },
     async stop() {
       await rig.killApiProcess();

@@ -34,18 +34,27 @@
  * was called under more than one Idempotency-Key for one run id (two attempts of a run it answered) or a
  * fire time has more than one run id. The tasks
  * are deleted at the end.
+ *
+ * On the private rig the window waits, after the creates, until no workflow task is queued on
+ * the rig's task queues (at most 180 s; said in the output): thousands of creates leave their
+ * schedulers' first workflow tasks behind them, and a scheduler that first runs after its first
+ * fire time starts at the next one, which would count as missed though firing was never tried.
+ * Also printed: a few tasks that were never called in the window, with their scheduler's
+ * state and last history events (why a fire time is missing).
  */
 import { readFlags } from './cli';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { Client } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { floorWorkflow, type FloorActivities } from './floor/workflow';
 import { TimekeeperApiError, TimekeeperClient } from '../sdk/client';
 import { configureLogger } from '../lib/log';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
 import { freePort } from '../lib/temporal-server';
+import { taskRunQueues } from '../lib/config';
 import { stepDelta, scrapeSteps, type StepFigures, type Steps } from './task-steps';
 
 interface Options {
@@ -277,6 +286,13 @@ interface Figures {
   steps?: StepFigures[];
 }
 
+/** Waits (at most ms) until no workflow task waits on the rig's task queues; true when drained. Set by main for its own rig. */
+let settle: ((ms: number) => Promise<boolean>) | undefined;
+const SETTLE_QUEUE_MAX_MS = 180_000;
+
+/** The private rig's scheduler histories, for the tasks never called (set by main when the bench runs its own rig). */
+let lastEventsOf: ((workflowId: string) => Promise<string>) | undefined;
+
 async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'burst', n: number, minutes: number, killWorker?: () => Promise<void>): Promise<Figures> {
   const { url: agentUrl, calls } = agent;
   const resentBefore = agent.resent();
@@ -306,7 +322,14 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     }
     if (++created % 100 === 0) log(`${name}: ${created} created`);
   });
-  // The window starts at the first whole minute at least 5 s after the last create.
+  // Creating thousands of tasks leaves their schedulers' first workflow tasks queued behind the
+  // creates: the window measures firing, so it waits for that queue to drain (bounded), then
+  // starts at the first whole minute at least 5 s later.
+  if (settle) {
+    const s0 = Date.now();
+    const drained = await settle(SETTLE_QUEUE_MAX_MS);
+    log(`${name}: ${drained ? 'the workflow task queues drained' : 'the workflow task queues did NOT drain'} ${((Date.now() - s0) / 1000).toFixed(1)} s after the last create`);
+  }
   const from = windowFrom();
   const to = from + minutes * 60_000;
   log(`${name}: created in ${((Date.now() - t0) / 1000).toFixed(1)} s; measuring ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
@@ -337,6 +360,14 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     if (n >= ids.length * minutes || Date.now() - quietSince > SETTLE_MS) break;
   }
   log(`${name}: ${calledInWindow()} of ${ids.length * minutes} fire times called the agent, ${((Date.now() - to) / 1000).toFixed(0)} s after the window`);
+  // Why a fire time is missing: a few of the tasks never called in the window, as their scheduler and log see them.
+  const calledTasks = new Set([...calls.keys()].filter((r) => nominalOf(r) >= from && nominalOf(r) < to).map((r) => /^run\/(.+)\/[^/]+$/.exec(r)?.[1]));
+  for (const id of ids.filter((x) => !calledTasks.has(x)).slice(0, 3)) {
+    const t = await tk.tasks.get(id).catch((e: Error) => e.message);
+    const runs = await tk.tasks.runs(id, { limit: 5 }).then((r) => r.runs.map((x) => `${x.scheduled_at} ${x.status}${x.reason ? ` (${x.reason})` : ''}`), (e: Error) => e.message);
+    log(`${name}: not called in the window: ${id}: scheduler ${typeof t === 'string' ? t : JSON.stringify(t.scheduler)}; runs ${JSON.stringify(runs)}`);
+    if (lastEventsOf) log(`${name}:   its scheduler's last events: ${await lastEventsOf(`task/${id}`).catch((e: Error) => e.message)}`);
+  }
   // Their last log rows are written right after the agent answered.
   await sleep(3000);
   // A delete retried after a 503 that was stored anyway answers 409 (already deleted): done.
@@ -407,6 +438,32 @@ async function main() {
     rig = await startFaultRig({ workerEnv: { OUTBOUND_ALLOW: '127.0.0.1', WORKER_METRICS_PORT: String(metricsPort) } });
     await rig.startWorker();
     tk = rig.tk;
+    const c = rig.client;
+    const r = rig;
+    settle = async (ms) => {
+      const queues = [r.config.taskQueue, ...Object.values(taskRunQueues(r.config))];
+      const waiting = async () => {
+        let n = 0;
+        for (const name of queues) {
+          const d = await c.workflowService.describeTaskQueue({ namespace: r.config.temporalNamespace, taskQueue: { name }, taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, reportStats: true });
+          n += Number(d.stats?.approximateBacklogCount ?? 0);
+        }
+        return n;
+      };
+      // Empty twice, a second apart (the count is approximate).
+      for (let end = Date.now() + ms, empty = 0; Date.now() < end; await sleep(1000)) {
+        empty = (await waiting()) === 0 ? empty + 1 : 0;
+        if (empty >= 2) return true;
+      }
+      return false;
+    };
+    lastEventsOf = async (wid) => {
+      const events = (await c.workflow.getHandle(wid).fetchHistory()).events ?? [];
+      return events
+        .slice(-12)
+        .map((e) => `${e.eventId} ${new Date(Number(e.eventTime?.seconds ?? 0) * 1000).toISOString().slice(11, 19)} ${proto.api.enums.v1.EventType[e.eventType ?? 0]}${e.workflowTaskFailedEventAttributes ? ` (${e.workflowTaskFailedEventAttributes.failure?.message})` : ''}${e.workflowTaskTimedOutEventAttributes ? ' (timed out)' : ''}`)
+        .join('; ');
+    };
   }
   const agent = await fastAgent();
   const temporal = rig?.temporalAddress ?? o.temporal;

@@ -23,7 +23,7 @@ import type { TaskSecrets } from '../lib/task-secrets';
 import { OpenRunStore } from '../lib/store/tasks/open-runs';
 import { RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
 import { domainErrorOf, isDeadline, workflowGone } from './failures';
-import { taskRunWorkflow } from '../workflows/tasks/run';
+import { RUN_PATCHES, taskRunWorkflow } from '../workflows/tasks/run';
 import { signalWithStartScheduler } from './task-scheduler';
 
 export interface TaskClientOptions {
@@ -200,7 +200,7 @@ export class TaskClient {
       await this.opts.client.workflow.start(taskRunWorkflow, {
         workflowId: r.runId,
         taskQueue: d.priority === 'core' ? this.opts.runQueues.core : this.opts.runQueues.default,
-        args: [{ taskId: d.task_id, runId: r.runId, definition: d, nominalMs: r.nominalMs, trigger: r.trigger, schedulerId: schedulerWorkflowId(d.task_id), startedMs, ...(r.cause ? { cause: r.cause } : {}) }],
+        args: [{ taskId: d.task_id, runId: r.runId, definition: d, nominalMs: r.nominalMs, trigger: r.trigger, schedulerId: schedulerWorkflowId(d.task_id), startedMs, patches: RUN_PATCHES, ...(r.cause ? { cause: r.cause } : {}) }],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         typedSearchAttributes: new TypedSearchAttributes([
           { key: TaskIdKey, value: d.task_id },

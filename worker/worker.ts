@@ -155,6 +155,11 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
       maxConcurrentLocalActivityExecutions: slots,
       maxConcurrentWorkflowTaskExecutions: Math.max(2, slots),
       maxCachedWorkflows: LIMITS.taskRunWorkerCachedWorkflows,
+      // A run's first workflow task is on the normal queue (every run is a new workflow), its later
+      // ones (retries, 202 results) on the sticky one: most pollers normal (issue 15: at 3,000 fires a
+      // minute runs waited 27 s there with the default 10 polls, 2 of them normal, and 20 slots).
+      nonStickyToStickyPollRatio: 0.8,
+      maxConcurrentWorkflowTaskPolls: Math.max(2, Math.min(LIMITS.taskRunWorkerWorkflowPolls, slots)),
     });
   const workers = [
     main,

@@ -101,14 +101,16 @@ export const TUNABLE = {
   },
   taskSlotsDefault: {
     env: 'TASK_SLOTS_DEFAULT',
-    default: 20,
+    // 100 (was 20, issue 15): a run's first workflow task holds a slot for its whole first attempt;
+    // 100 calls of a 10 s LLM agent are 10 runs a second, and at 3,000 fast fires a minute 20 kept runs queued.
+    default: 100,
     min: 1,
     max: 1000,
     why: 'agent calls of default-priority task runs one worker makes at once; a slow low-priority task waits here, never in the core slots',
   },
   taskSlotsCore: {
     env: 'TASK_SLOTS_CORE',
-    default: 10,
+    default: 50,
     min: 1,
     max: 1000,
     why: 'agent calls of core-priority task runs one worker makes at once, on their own task queue',
@@ -399,6 +401,8 @@ export const LIMITS = {
   zoneOffsetHoursCached: 50_000,
   /** Run workflows are short-lived: a small cache per task-run worker. */
   taskRunWorkerCachedWorkflows: 500,
+  /** Workflow-task polls a run worker keeps open at once (the SDK's default is 10): runs arrive as new workflows, each its own poll. */
+  taskRunWorkerWorkflowPolls: 20,
   /** Fires one scheduler workflow run handles before continue-as-new (keeps its history small). */
   schedulerFiresPerRun: 500,
   /**

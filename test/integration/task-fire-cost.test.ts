@@ -52,6 +52,10 @@ test('a fire is one workflow task of the scheduler and a fast run one workflow t
     const run = names(await historyOf(r.run_id));
     expect(run.filter((n) => n === 'WORKFLOW_TASK_COMPLETED')).toHaveLength(1);
     expect(run.filter((n) => n.startsWith('ACTIVITY_TASK'))).toEqual([]);
+    // Its patches came with its input (RunInput.patches): the first attempt's marker only, and one
+    // search-attribute upsert (RunStatus), no TemporalChangeVersion upsert per run.
+    expect(run.filter((n) => n === 'MARKER_RECORDED')).toHaveLength(1);
+    expect(run.filter((n) => n === 'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES')).toHaveLength(1);
     // Started by a client (the scheduler's local activity), so it has no parent.
     const started = (await historyOf(r.run_id))[0].workflowExecutionStartedEventAttributes!;
     expect(started.parentWorkflowExecution ?? null).toBeNull();

@@ -59,6 +59,13 @@ export interface RunInput {
   cause?: string;
   /** When its starter logged the start (`running`, attempt 1); absent in runs started before issue 15 (the run logs it). */
   startedMs?: number;
+  /**
+   * The patches (workflows/tasks/run.ts) its starter's code already has: the run takes their
+   * path without a patch marker. Each marker of a new execution also upserts the
+   * TemporalChangeVersion search attribute, a visibility write per run; absent in older runs,
+   * which ask patched() as before.
+   */
+  patches?: string[];
 }
 
 /** One run to start (TaskClient.startRun: the scheduler's local activity, trigger, backfill). */

@@ -37,6 +37,13 @@ import { ResultInbox } from './results';
 
 /** Issue 15: attempt 1 (and a successful run's finish) as one local activity; older histories replay with activities. */
 export const FIRST_ATTEMPT_LOCAL = 'task-run-first-attempt-local';
+/** The run's outcome signal to the schedulers whose condition reads it. */
+export const OUTCOME_SIGNAL = 'task-run-outcome-signal';
+/** The patches of this code, given to every run it starts (RunInput.patches: no markers, no search-attribute upserts for them). */
+export const RUN_PATCHES = [FIRST_ATTEMPT_LOCAL, OUTCOME_SIGNAL];
+
+/** A patch this run's starter already had (RunInput.patches), or patched() for runs started before that field. */
+const hasPatch = (input: RunInput, id: string) => input.patches?.includes(id) || patched(id);
 
 /**
  * The run's retried steps (activities, named as registered): its log rows (recordRun), its
@@ -59,7 +66,7 @@ const signals = proxyActivities<SignalActivities>({
  * reads it (patched: run histories from before this step replay without it).
  */
 async function announceOutcome(input: RunInput, status: 'success' | 'failed'): Promise<void> {
-  if (!patched('task-run-outcome-signal')) return;
+  if (!hasPatch(input, OUTCOME_SIGNAL)) return;
   const { event, listeners } = await signals.emitRunOutcome({ taskId: input.taskId, runId: input.runId, status });
   // A listener whose scheduler is not running misses it; its next run outcome carries the streak again.
   if (!event) return;
@@ -95,7 +102,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   // The first attempt, with a successful run's whole finish, as one local activity (issue 15): a
   // fast agent's run is one workflow task. Not for cancel_previous: a workflow task waiting on a
   // local activity sees no cancellation until it returns, and a replaced run must stop at once.
-  const firstLocal = task.overlap !== 'cancel_previous' && patched(FIRST_ATTEMPT_LOCAL);
+  const firstLocal = task.overlap !== 'cancel_previous' && hasPatch(input, FIRST_ATTEMPT_LOCAL);
   const local = proxyLocalActivities<TaskActivities>({
     startToCloseTimeout: `${task.timeout_s} seconds`,
     retry: { maximumAttempts: 1 },

@@ -42,11 +42,14 @@ test('a fire is one workflow task of the scheduler and a fast run one workflow t
   expect(scheduler.filter((n) => n.startsWith('ACTIVITY_TASK'))).toEqual([]);
   // No run woke it: nothing asked (overlap skip, runs over before the next fire time).
   expect(scheduler.filter((n) => n === 'WORKFLOW_EXECUTION_SIGNALED').length).toBe(2); // the create's and the delete's `changed`
-  const fired = scheduler.filter((n) => n === 'TIMER_FIRED').length;
+  // Every fire time the scheduler handled has a row in the log (a run or a skip). A fire time
+  // already due when a workflow task ran (the first, at the start) fires with no timer of its own,
+  // so the log, not TIMER_FIRED, counts the fires.
+  const fires = (await t.runsOldestFirst(id)).length;
   const wfts = scheduler.filter((n) => n === 'WORKFLOW_TASK_COMPLETED').length;
-  // One per fire, plus the first (start) and the delete's.
-  expect(fired).toBeGreaterThanOrEqual(3);
-  expect(wfts).toBeLessThanOrEqual(fired + 2);
+  // At most one per fire, plus the first (start) and the delete's.
+  expect(fires).toBeGreaterThanOrEqual(3);
+  expect(wfts).toBeLessThanOrEqual(fires + 2);
 
   for (const r of runs) {
     const run = names(await historyOf(r.run_id));

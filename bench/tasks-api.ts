@@ -137,19 +137,13 @@ function idleCron(i: number, nowMs: number): string {
 
 const openWorkflows = async (rig: FaultRig, type?: string) => (await rig.client.workflow.count(`ExecutionStatus="Running"${type ? ` AND WorkflowType="${type}"` : ''}`)).count;
 
-/** Workflow tasks waiting on the main task queue (Temporal's approximate backlog). */
-async function backlog(rig: FaultRig): Promise<number> {
-  const r = await rig.client.workflowService.describeTaskQueue({ namespace: rig.config.temporalNamespace, taskQueue: { name: rig.config.taskQueue }, taskQueueType: 1 /* WORKFLOW */, reportStats: true });
-  return Number(r.stats?.approximateBacklogCount ?? 0);
-}
-
 /** Waits until `schedulers` schedulers are open and (with a worker) no workflow task waits, twice in a row; resolves with the seconds it took. */
 async function settle(rig: FaultRig, schedulers: number, worker: boolean): Promise<number> {
   const t0 = performance.now();
   const deadline = Date.now() + 300_000 + schedulers * 100;
   let calm = 0;
   for (;;) {
-    const [open, waiting] = await Promise.all([openWorkflows(rig, 'taskSchedulerWorkflow'), worker ? backlog(rig) : 0]);
+    const [open, waiting] = await Promise.all([openWorkflows(rig, 'taskSchedulerWorkflow'), worker ? rig.workflowBacklog() : 0]);
     calm = open >= schedulers && waiting === 0 ? calm + 1 : 0;
     if (calm >= 2) return (performance.now() - t0) / 1000;
     if (Date.now() > deadline) throw new Error(`not at rest: ${open} of ${schedulers} schedulers open, ${waiting} workflow tasks waiting`);

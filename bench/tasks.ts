@@ -55,6 +55,7 @@ import { configureLogger } from '../lib/log';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
 import { freePort } from '../lib/temporal-server';
 import { taskRunQueues } from '../lib/config';
+import { schedulerWorkflowId } from '../lib/domain/tasks';
 import { stepDelta, scrapeSteps, type StepFigures, type Steps } from './task-steps';
 
 interface Options {
@@ -286,14 +287,30 @@ interface Figures {
   steps?: StepFigures[];
 }
 
-/** Waits (at most ms) until no workflow task waits on the rig's task queues; true when drained. Set by main for its own rig. */
-let settle: ((ms: number) => Promise<boolean>) | undefined;
+/** After the creates, how long the window waits at most for the rig's task queues to drain. */
 const SETTLE_QUEUE_MAX_MS = 180_000;
 
-/** The private rig's scheduler histories, for the tasks never called (set by main when the bench runs its own rig). */
-let lastEventsOf: ((workflowId: string) => Promise<string>) | undefined;
+/** Until the rig's task queues (main and runs) have had no workflow task waiting twice, a second apart (the count is approximate); false after `ms`. */
+async function queuesDrained(rig: FaultRig, ms: number): Promise<boolean> {
+  const queues = [rig.config.taskQueue, ...Object.values(taskRunQueues(rig.config))];
+  for (let end = Date.now() + ms, empty = 0; Date.now() < end; await sleep(1000)) {
+    empty = (await rig.workflowBacklog(queues)) === 0 ? empty + 1 : 0;
+    if (empty >= 2) return true;
+  }
+  return false;
+}
 
-async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'burst', n: number, minutes: number, killWorker?: () => Promise<void>): Promise<Figures> {
+/** The last events of a workflow's history in one line: id, time, type, and why a workflow task failed or timed out. */
+async function lastEventsOf(rig: FaultRig, workflowId: string): Promise<string> {
+  const events = (await rig.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  return events
+    .slice(-12)
+    .map((e) => `${e.eventId} ${new Date(Number(e.eventTime?.seconds ?? 0) * 1000).toISOString().slice(11, 19)} ${proto.api.enums.v1.EventType[e.eventType ?? 0]}${e.workflowTaskFailedEventAttributes ? ` (${e.workflowTaskFailedEventAttributes.failure?.message})` : ''}${e.workflowTaskTimedOutEventAttributes ? ' (timed out)' : ''}`)
+    .join('; ');
+}
+
+/** `rig`: the bench's own rig (drain wait, histories of tasks never called); none with --url. */
+async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'burst', n: number, minutes: number, rig: FaultRig | undefined, killWorker?: () => Promise<void>): Promise<Figures> {
   const { url: agentUrl, calls } = agent;
   const resentBefore = agent.resent();
   const prefix = `bench-${name}-${Date.now().toString(36)}`;
@@ -325,9 +342,9 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   // Creating thousands of tasks leaves their schedulers' first workflow tasks queued behind the
   // creates: the window measures firing, so it waits for that queue to drain (bounded), then
   // starts at the first whole minute at least 5 s later.
-  if (settle) {
+  if (rig) {
     const s0 = Date.now();
-    const drained = await settle(SETTLE_QUEUE_MAX_MS);
+    const drained = await queuesDrained(rig, SETTLE_QUEUE_MAX_MS);
     log(`${name}: ${drained ? 'the workflow task queues drained' : 'the workflow task queues did NOT drain'} ${((Date.now() - s0) / 1000).toFixed(1)} s after the last create`);
   }
   const from = windowFrom();
@@ -346,14 +363,12 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   // every fire time of the window, or until no new call came for SETTLE_MS, before deleting
   // the tasks (a fire time not yet started when its task is deleted never runs).
   const ours = new Set(ids);
-  const calledInWindow = () => {
-    let n = 0;
-    for (const runId of calls.keys()) {
-      const m = /^run\/(.+)\/([^/]+)$/.exec(runId);
-      if (m && ours.has(m[1]) && Date.parse(m[2]) >= from && Date.parse(m[2]) < to) n++;
-    }
-    return n;
+  /** The task of a run id of this scenario's tasks whose fire time is in the window; undefined for any other. */
+  const windowTaskOf = (runId: string): string | undefined => {
+    const m = /^run\/(.+)\/([^/]+)$/.exec(runId);
+    return m && ours.has(m[1]) && Date.parse(m[2]) >= from && Date.parse(m[2]) < to ? m[1] : undefined;
   };
+  const calledInWindow = () => [...calls.keys()].filter(windowTaskOf).length;
   for (let last = -1, quietSince = Date.now(); ; await sleep(1000)) {
     const n = calledInWindow();
     if (n !== last) [last, quietSince] = [n, Date.now()];
@@ -361,12 +376,12 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   }
   log(`${name}: ${calledInWindow()} of ${ids.length * minutes} fire times called the agent, ${((Date.now() - to) / 1000).toFixed(0)} s after the window`);
   // Why a fire time is missing: a few of the tasks never called in the window, as their scheduler and log see them.
-  const calledTasks = new Set([...calls.keys()].filter((r) => nominalOf(r) >= from && nominalOf(r) < to).map((r) => /^run\/(.+)\/[^/]+$/.exec(r)?.[1]));
+  const calledTasks = new Set([...calls.keys()].map(windowTaskOf));
   for (const id of ids.filter((x) => !calledTasks.has(x)).slice(0, 3)) {
     const t = await tk.tasks.get(id).catch((e: Error) => e.message);
     const runs = await tk.tasks.runs(id, { limit: 5 }).then((r) => r.runs.map((x) => `${x.scheduled_at} ${x.status}${x.reason ? ` (${x.reason})` : ''}`), (e: Error) => e.message);
     log(`${name}: not called in the window: ${id}: scheduler ${typeof t === 'string' ? t : JSON.stringify(t.scheduler)}; runs ${JSON.stringify(runs)}`);
-    if (lastEventsOf) log(`${name}:   its scheduler's last events: ${await lastEventsOf(`task/${id}`).catch((e: Error) => e.message)}`);
+    if (rig) log(`${name}:   its scheduler's last events: ${await lastEventsOf(rig, schedulerWorkflowId(id)).catch((e: Error) => e.message)}`);
   }
   // Their last log rows are written right after the agent answered.
   await sleep(3000);
@@ -400,8 +415,7 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   // Where the agent got the call: its first call per run of the window (a run called under two keys is a duplicate).
   const atAgent: number[] = [];
   for (const [runId, t] of agent.firstCallMs) {
-    const m = /^run\/(.+)\/([^/]+)$/.exec(runId);
-    if (!m || !ours.has(m[1]) || nominalOf(runId) < from || nominalOf(runId) >= to) continue;
+    if (!windowTaskOf(runId)) continue;
     atAgent.push(t - nominalOf(runId));
     if ((agent.keys.get(runId)?.size ?? 0) > 1) duplicated++;
   }
@@ -438,32 +452,6 @@ async function main() {
     rig = await startFaultRig({ workerEnv: { OUTBOUND_ALLOW: '127.0.0.1', WORKER_METRICS_PORT: String(metricsPort) } });
     await rig.startWorker();
     tk = rig.tk;
-    const c = rig.client;
-    const r = rig;
-    settle = async (ms) => {
-      const queues = [r.config.taskQueue, ...Object.values(taskRunQueues(r.config))];
-      const waiting = async () => {
-        let n = 0;
-        for (const name of queues) {
-          const d = await c.workflowService.describeTaskQueue({ namespace: r.config.temporalNamespace, taskQueue: { name }, taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, reportStats: true });
-          n += Number(d.stats?.approximateBacklogCount ?? 0);
-        }
-        return n;
-      };
-      // Empty twice, a second apart (the count is approximate).
-      for (let end = Date.now() + ms, empty = 0; Date.now() < end; await sleep(1000)) {
-        empty = (await waiting()) === 0 ? empty + 1 : 0;
-        if (empty >= 2) return true;
-      }
-      return false;
-    };
-    lastEventsOf = async (wid) => {
-      const events = (await c.workflow.getHandle(wid).fetchHistory()).events ?? [];
-      return events
-        .slice(-12)
-        .map((e) => `${e.eventId} ${new Date(Number(e.eventTime?.seconds ?? 0) * 1000).toISOString().slice(11, 19)} ${proto.api.enums.v1.EventType[e.eventType ?? 0]}${e.workflowTaskFailedEventAttributes ? ` (${e.workflowTaskFailedEventAttributes.failure?.message})` : ''}${e.workflowTaskTimedOutEventAttributes ? ' (timed out)' : ''}`)
-        .join('; ');
-    };
   }
   const agent = await fastAgent();
   const temporal = rig?.temporalAddress ?? o.temporal;
@@ -476,7 +464,7 @@ async function main() {
       const fl = floor ? await floorPhase(floor, s, n, o.minutes) : undefined;
       const kill = s === 'spread' && o.killWorker && rig ? async () => (await rig!.killWorker(), await rig!.startWorker(), undefined) : undefined;
       const before: Steps | undefined = metricsPort ? await scrapeSteps(metricsPort) : undefined;
-      const row: Figures = { ...(await scenario(tk, agent, s, n, o.minutes, kill)), floor: fl };
+      const row: Figures = { ...(await scenario(tk, agent, s, n, o.minutes, rig, kill)), floor: fl };
       // A killed worker's counts are gone with it: the steps are then those of the new worker.
       if (metricsPort && before) row.steps = stepDelta(row.killedAtMs ? new Map() : before, await scrapeSteps(metricsPort));
       rows.push(row);

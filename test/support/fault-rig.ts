@@ -14,6 +14,7 @@ import { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createApp } from '../../api/app';
@@ -68,6 +69,8 @@ export interface FaultRig {
   restartPostgres(): Promise<void>;
   /** Process ids of the current worker child, Temporal dev server and PostgreSQL postmaster (each undefined while not running), for the benches' /proc readings. */
   pids(): { worker?: number; temporal?: number; postgres?: number };
+  /** Workflow tasks waiting (Temporal's approximate backlog) on these task queues of the rig; default its main one. */
+  workflowBacklog(queues?: string[]): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -241,6 +244,14 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
     pids() {
       const alive = (c: ChildProcess | undefined) => (c && c.exitCode === null && c.signalCode === null ? c.pid : undefined);
       return { worker: alive(worker), temporal: dev ? alive(dev.process) : undefined, postgres: pg ? postmasterPid(pgDir) : undefined };
+    },
+    async workflowBacklog(queues = [config.taskQueue]) {
+      let n = 0;
+      for (const name of queues) {
+        const r = await client.workflowService.describeTaskQueue({ namespace: config.temporalNamespace, taskQueue: { name }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, reportStats: true });
+        n += Number(r.stats?.approximateBacklogCount ?? 0);
+      }
+      return n;
     },
     async stop() {
       await rig.killApiProcess();

@@ -55,7 +55,7 @@ import { configureLogger } from '../lib/log';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
 import { freePort } from '../lib/temporal-server';
 import { taskRunQueues } from '../lib/config';
-import { schedulerWorkflowId } from '../lib/domain/tasks';
+import { schedulerTaskQueue, schedulerWorkflowId } from '../lib/domain/tasks';
 import { stepDelta, scrapeSteps, type StepFigures, type Steps } from './task-steps';
 
 interface Options {
@@ -290,9 +290,9 @@ interface Figures {
 /** After the creates, how long the window waits at most for the rig's task queues to drain. */
 const SETTLE_QUEUE_MAX_MS = 180_000;
 
-/** Until the rig's task queues (main and runs) have had no workflow task waiting twice, a second apart (the count is approximate); false after `ms`. */
+/** Until the rig's task queues (main, schedulers and runs) have had no workflow task waiting twice, a second apart (the count is approximate); false after `ms`. */
 async function queuesDrained(rig: FaultRig, ms: number): Promise<boolean> {
-  const queues = [rig.config.taskQueue, ...Object.values(taskRunQueues(rig.config))];
+  const queues = [rig.config.taskQueue, schedulerTaskQueue(rig.config.taskQueue), ...Object.values(taskRunQueues(rig.config))];
   for (let end = Date.now() + ms, empty = 0; Date.now() < end; await sleep(1000)) {
     empty = (await rig.workflowBacklog(queues)) === 0 ? empty + 1 : 0;
     if (empty >= 2) return true;

@@ -35,7 +35,7 @@ import { fireTimes } from '../../lib/domain/tasks/schedule';
 import { metrics, observeTaskLateness, secondsSince } from '../../lib/metrics';
 import { TaskStore, type RunLogInput } from '../../lib/store/tasks';
 import { OpenRunStore } from '../../lib/store/tasks/open-runs';
-import type { RunStart } from '../../workflows/tasks/messages';
+import type { NextAsk, RunStart } from '../../workflows/tasks/messages';
 import { createSignalActivities } from '../signals';
 import type { RunControl } from './run-control';
 import { parseAgentAnswer } from '../../lib/domain/tasks/answer';
@@ -106,6 +106,8 @@ export interface FireInput extends RunStart {
   taskId: string;
   /** buffer_one: this fire time may wait for the running run (no other one waits, or it is the one waiting). */
   mayWait: boolean;
+  /** Answer the fire time after this one too (`next` of the outcome), so the scheduler needs no taskFireTimes. */
+  next?: NextAsk;
 }
 
 /**
@@ -113,7 +115,10 @@ export interface FireInput extends RunStart {
  * the same id); skipped it (logged, with the reason); or, under buffer_one, left it waiting
  * with a wake asked for (task_run_wakes) when the running run finishes.
  */
-export type FireOutcome = { outcome: 'started' | 'duplicate' | 'waiting' } | { outcome: 'skipped'; reason: string };
+export type FireOutcome = ({ outcome: 'started' | 'duplicate' | 'waiting' } | { outcome: 'skipped'; reason: string }) & {
+  /** Asked for (FireInput.next): the fire time after this one, null when there is none. */
+  next?: number | null;
+};
 
 /** A run's first attempt in one local activity (issue 15): the agent call and, when it answered with success, the whole finish. */
 export interface FirstAttemptInput {
@@ -214,7 +219,10 @@ export function createTaskActivities(deps: TaskActivityDeps) {
   async function fireRun(i: FireInput): Promise<FireOutcome> {
     const t = performance.now();
     try {
-      return await fire(i);
+      // The next fire time first: pure, so nothing is started when it cannot be answered.
+      const next = i.next && (fireTimes(i.next.trigger, i.next.calendar, i.next.afterMs, 1, Infinity, { lastFireMs: i.next.lastFireMs })[0] ?? null);
+      const outcome = await fire(i);
+      return next === undefined ? outcome : { ...outcome, next };
     } finally {
       metrics.taskFirstAttemptSteps.observe({ step: 'fire' }, secondsSince(t));
     }

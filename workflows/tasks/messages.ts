@@ -7,7 +7,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ResultOutcome, ResultReport } from '../../lib/domain/tasks/results';
 import type { SignalEvent } from '../../lib/domain/signals';
 import type { SignalTriggerState } from '../../lib/domain/tasks/signal-triggers';
-import type { AgentAnswer, RunTrigger, TaskDefinition } from '../../lib/domain/tasks';
+import type { AgentAnswer, Calendar, RunTrigger, TaskDefinition, Trigger } from '../../lib/domain/tasks';
 
 /** The task's state after one change (its history row), as the scheduler follows it. */
 export interface TaskChange {
@@ -29,6 +29,11 @@ export interface SchedulerInput extends TaskChange {
   /** Interval `from_last_start`: when the previous run was started. */
   lastFireMs?: number;
   runQueues: RunQueues;
+  /**
+   * The queue this scheduler runs on (schedulerTaskQueue of the main queue). Absent in schedulers
+   * started on the main queue before schedulers had their own: they move there (continue-as-new).
+   */
+  schedulerQueue?: string;
   /** Carried across continue-as-new. */
   firesBefore?: number;
   /** Delay and condition triggers: waiting runs, the condition's state, signal ids seen (carried across continue-as-new). */
@@ -76,6 +81,14 @@ export interface RunStart {
   trigger: RunTrigger;
   /** Why a signal-triggered run woke, for its time context. */
   cause?: string;
+}
+
+/** What fireRun needs to answer the fire time after the one it fires (the scheduler's FIRE_ANSWERS_NEXT): taskFireTimes' question. */
+export interface NextAsk {
+  trigger: Trigger;
+  calendar?: Calendar;
+  afterMs: number;
+  lastFireMs: number;
 }
 
 export interface RunResult {

@@ -20,11 +20,13 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  makeContinueAsNewFunc,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { SignalActivities } from '../../activities/signals';
 import type { TaskActivities } from '../../activities/tasks';
@@ -32,9 +34,9 @@ import { LIMITS } from '../../lib/domain/limits';
 import { triggerSignalNames } from '../../lib/domain/tasks/conditions';
 import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/tasks/signal-triggers';
 import type { SignalEvent } from '../../lib/domain/signals';
-import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
+import { isSignalTrigger, runId as runIdOf, schedulerTaskQueue, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
 import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
-import { RunInput, SchedulerInput, SchedulerState, TaskChange, changedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
+import { NextAsk, RunInput, SchedulerInput, SchedulerState, TaskChange, changedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
 import { taskRunWorkflow } from './run';
 
 const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
@@ -49,6 +51,13 @@ const { fireRun, watchRuns } = proxyLocalActivities<TaskActivities>({
  * not as child workflows. Histories from before it replay on the child-workflow path.
  */
 export const START_RUNS_BY_ACTIVITY = 'task-runs-started-by-activity';
+/**
+ * Schedulers run on a task queue of their own (schedulerTaskQueue): one started on the main
+ * queue moves there by continue-as-new at its next wake, and every continue-as-new stays there.
+ */
+export const SCHEDULERS_OWN_QUEUE = 'task-schedulers-own-queue';
+/** fireRun answers the fire time after the one it fired: one local activity per fire, not two (taskFireTimes). */
+export const FIRE_ANSWERS_NEXT = 'task-fire-answers-next';
 const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
 const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: LIMITS.taskActivityTimeoutMs,
@@ -68,6 +77,19 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   let buffered: { nominalMs: number; trigger: RunTrigger; extra?: { runId?: string; cause?: string } } | undefined;
   /** Runs are started by fireRun (START_RUNS_BY_ACTIVITY): set at the first fire time that takes that path. */
   let viaActivity = false;
+  /** fireRun answers the next fire time (FIRE_ANSWERS_NEXT): set at the first fire time that asks. */
+  let asksNext = false;
+  /** The next fire time fireRun answered, for the task as it was then (version, cursor, last start): the loop's taskFireTimes when nothing changed since. */
+  let known: { version: number; afterMs: number; lastFireMs: number; next: number | undefined } | undefined;
+  /** The queue schedulers belong on (see SCHEDULERS_OWN_QUEUE). */
+  const ownQueue = task.schedulerQueue ?? schedulerTaskQueue(workflowInfo().taskQueue);
+  /** Continue-as-new with what the task carries over, on the schedulers' own queue (or, replaying a history from before it, where it ran). */
+  async function moveOn(): Promise<never> {
+    await condition(allHandlersFinished);
+    const next: SchedulerInput = { ...task, firesBefore: (task.firesBefore ?? 0) + fires };
+    if (patched(SCHEDULERS_OWN_QUEUE)) return makeContinueAsNewFunc<typeof taskSchedulerWorkflow>({ taskQueue: ownQueue })({ ...next, schedulerQueue: ownQueue });
+    return continueAsNew<typeof taskSchedulerWorkflow>(next);
+  }
   /** run-finished signals since the buffered fire time was last tried (a run it waited for has logged its finish). */
   let wakes = 0;
   setHandler(runFinishedSignal, () => {
@@ -158,12 +180,13 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
    * says are running and starts the run; a buffer_one fire time it leaves waiting is kept here
    * and tried again when a run it waits for finishes (run-finished) or at the recheck.
    */
-  async function fireByActivity(nominalMs: number, trigger: RunTrigger, extra: RunExtra, mayWait: boolean): Promise<void> {
+  async function fireByActivity(nominalMs: number, trigger: RunTrigger, extra: RunExtra, mayWait: boolean, next?: NextAsk): Promise<number | null | undefined> {
     const d = task.definition;
     const runId = extra.runId ?? runIdOf(task.taskId, nominalMs);
-    const r = await fireRun({ taskId: task.taskId, runId, definition: d, nominalMs, trigger, mayWait, ...(extra.cause ? { cause: extra.cause } : {}) });
+    const r = await fireRun({ taskId: task.taskId, runId, definition: d, nominalMs, trigger, mayWait, ...(extra.cause ? { cause: extra.cause } : {}), ...(next ? { next } : {}) });
     if (r.outcome === 'started') fires++;
     else if (r.outcome === 'waiting') buffered = { nominalMs, trigger, extra };
+    return r.next;
   }
 
   /** The fire time waiting under buffer_one, tried again (it may wait again). */
@@ -202,12 +225,21 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     }
   }
 
-  /** The overlap policy decides whether this fire time starts a run now, later, or never. */
-  async function fire(nominalMs: number, trigger: RunTrigger, extra: RunExtra = {}): Promise<void> {
+  /**
+   * The overlap policy decides whether this fire time starts a run now, later, or never. With
+   * `next` (fireRun path) the answer is the fire time after it (null: none), else undefined.
+   */
+  async function fire(nominalMs: number, trigger: RunTrigger, extra: RunExtra = {}, next?: NextAsk): Promise<number | null | undefined> {
     if (viaActivity || patched(START_RUNS_BY_ACTIVITY)) {
       viaActivity = true;
-      return fireByActivity(nominalMs, trigger, extra, !buffered);
+      return fireByActivity(nominalMs, trigger, extra, !buffered, next);
     }
+    await fireByChild(nominalMs, trigger, extra);
+    return undefined;
+  }
+
+  /** The child-workflow path of histories from before START_RUNS_BY_ACTIVITY. */
+  async function fireByChild(nominalMs: number, trigger: RunTrigger, extra: RunExtra): Promise<void> {
     const d = task.definition;
     if (busy() === 0) return start(nominalMs, trigger, extra);
     switch (d.overlap) {
@@ -258,16 +290,15 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       st = due.state;
       for (const p of due.start) await fire(p.nominalMs, p.trigger, { runId: p.runId, cause: p.cause });
       task.signalState = st;
-      if (signalsTaken + fires >= LIMITS.schedulerSignalsPerRun && busy() === 0 && !buffered && inbox.length === 0) {
-        await condition(allHandlersFinished);
-        await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, firesBefore: (task.firesBefore ?? 0) + fires });
-      }
+      if (signalsTaken + fires >= LIMITS.schedulerSignalsPerRun && busy() === 0 && !buffered && inbox.length === 0) await moveOn();
     }
     // Paused, deleted or redefined: waiting runs are dropped, a new trigger starts afresh.
     task.signalState = task.enabled && !task.deleted ? st : { ...st, pending: [] };
   }
 
   while (!task.deleted) {
+    // Started on the main queue before schedulers had their own: move there now (nothing in flight to carry).
+    if (workflowInfo().taskQueue !== ownQueue && busy() === 0 && !buffered && inbox.length === 0 && patched(SCHEDULERS_OWN_QUEUE)) await moveOn();
     if (!task.enabled) {
       nextFireMs = null;
       await condition(() => changed);
@@ -280,7 +311,9 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       changed = false;
       continue;
     }
-    const [next] = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: task.cursorMs, count: 1, lastFireMs: task.lastFireMs });
+    const answered = known !== undefined && known.version === task.version && known.afterMs === task.cursorMs && known.lastFireMs === task.lastFireMs ? known : undefined;
+    known = undefined;
+    const [next] = answered ? (answered.next === undefined ? [] : [answered.next]) : await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: task.cursorMs, count: 1, lastFireMs: task.lastFireMs });
     nextFireMs = next ?? null;
     if (next === undefined) {
       // Nothing left to fire (an `at` task after its run): wait for its runs, then complete.
@@ -309,9 +342,12 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     const now = Date.now();
     const grace = d.trigger.type === 'cron' && !d.trigger.tolerant ? 0 : d.misfire_grace_s * 1000;
     if (now - next <= Math.max(grace, LIMITS.taskOnTimeSlackMs)) {
-      await fire(next, 'schedule');
+      const version = task.version;
+      asksNext ||= patched(FIRE_ANSWERS_NEXT);
+      const after = await fire(next, 'schedule', {}, asksNext ? { trigger: d.trigger, calendar: d.calendar, afterMs: next, lastFireMs: now } : undefined);
       task.cursorMs = next;
       task.lastFireMs = now;
+      if (after !== undefined) known = { version, afterMs: next, lastFireMs: now, next: after ?? undefined };
     } else {
       // Woke late (the worker or the cluster was down): every fire time up to now is missed.
       const missed = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: task.cursorMs, count: LIMITS.taskMisfireRunAllMax, untilMs: now, lastFireMs: task.lastFireMs });
@@ -332,10 +368,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       task.lastFireMs = now;
     }
 
-    if (fires >= LIMITS.schedulerFiresPerRun && busy() === 0 && !buffered) {
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, firesBefore: (task.firesBefore ?? 0) + fires });
-    }
+    if (fires >= LIMITS.schedulerFiresPerRun && busy() === 0 && !buffered) await moveOn();
   }
   // Deleted: runs already started finish on their own (they were started with ABANDON); a
   // fire time still waiting under buffer_one will not run, and the log says so.

@@ -55,8 +55,9 @@ import { configureLogger } from '../lib/log';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
 import { freePort } from '../lib/temporal-server';
 import { taskRunQueues } from '../lib/config';
-import { schedulerTaskQueue, schedulerWorkflowId } from '../lib/domain/tasks';
+import { schedulerWorkflowId } from '../lib/domain/tasks';
 import { stepDelta, scrapeSteps, type StepFigures, type Steps } from './task-steps';
+import { cpuMs, treeCpuMs } from './procs';
 
 interface Options {
   url?: string;
@@ -285,14 +286,27 @@ interface Figures {
   killedAtMs?: number;
   /** The worker's first-attempt steps over the scenario (private rig: its WORKER_METRICS_PORT). */
   steps?: StepFigures[];
+  /** Private rig: CPU % of one core per process from the window's start until the last call (where the time went). */
+  cpu?: { seconds: number; procs: [string, number][] };
+}
+
+/** CPU readers of the rig's processes (bench/procs.ts); the worker's only while the same one runs. */
+function cpuReaders(rig: FaultRig): [string, () => number][] {
+  const pids = rig.pids();
+  const r: [string, () => number][] = [];
+  if (pids.worker) r.push(['worker', () => cpuMs(pids.worker!)]);
+  if (pids.temporal) r.push(['Temporal dev server', () => cpuMs(pids.temporal!)]);
+  if (pids.postgres) r.push(['PostgreSQL (all)', () => treeCpuMs(pids.postgres!)]);
+  r.push(['bench (API, agent, floor client)', () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }]);
+  return r;
 }
 
 /** After the creates, how long the window waits at most for the rig's task queues to drain. */
 const SETTLE_QUEUE_MAX_MS = 180_000;
 
-/** Until the rig's task queues (main, schedulers and runs) have had no workflow task waiting twice, a second apart (the count is approximate); false after `ms`. */
+/** Until the rig's task queues (main and runs) have had no workflow task waiting twice, a second apart (the count is approximate); false after `ms`. */
 async function queuesDrained(rig: FaultRig, ms: number): Promise<boolean> {
-  const queues = [rig.config.taskQueue, schedulerTaskQueue(rig.config.taskQueue), ...Object.values(taskRunQueues(rig.config))];
+  const queues = [rig.config.taskQueue, ...Object.values(taskRunQueues(rig.config))];
   for (let end = Date.now() + ms, empty = 0; Date.now() < end; await sleep(1000)) {
     empty = (await rig.workflowBacklog(queues)) === 0 ? empty + 1 : 0;
     if (empty >= 2) return true;
@@ -358,6 +372,10 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     await killWorker();
     log(`${name}: the new worker polls (${((Date.now() - killedAtMs) / 1000).toFixed(1)} s after the kill)`);
   }
+  await sleep(from - Date.now());
+  const readers = rig && !killWorker ? cpuReaders(rig) : [];
+  const cpu0 = readers.map(([, f]) => f());
+  const cpuT0 = performance.now();
   await sleep(to - Date.now());
   // A late run still counts (with its lateness): wait until the agent has been called for
   // every fire time of the window, or until no new call came for SETTLE_MS, before deleting
@@ -375,6 +393,8 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     if (n >= ids.length * minutes || Date.now() - quietSince > SETTLE_MS) break;
   }
   log(`${name}: ${calledInWindow()} of ${ids.length * minutes} fire times called the agent, ${((Date.now() - to) / 1000).toFixed(0)} s after the window`);
+  const cpuWall = performance.now() - cpuT0;
+  const cpu = readers.length ? { seconds: cpuWall / 1000, procs: readers.map(([label, f], k): [string, number] => [label, ((f() - cpu0[k]) / cpuWall) * 100]) } : undefined;
   // Why a fire time is missing: a few of the tasks never called in the window, as their scheduler and log see them.
   const calledTasks = new Set([...calls.keys()].map(windowTaskOf));
   for (const id of ids.filter((x) => !calledTasks.has(x)).slice(0, 3)) {
@@ -435,6 +455,7 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     max: lateness[lateness.length - 1] ?? NaN,
     agent: { p50: pct(atAgent, 50), p99: pct(atAgent, 99), max: atAgent[atAgent.length - 1] ?? NaN },
     killedAtMs,
+    cpu,
   };
 }
 
@@ -488,6 +509,7 @@ async function main() {
     if (r.floor?.refused.size) console.log(`  floor starts refused: ${[...r.floor.refused].map(([m, k]) => `${m} x${k}`).join(', ')}`);
     if (r.floor?.notRun.length) console.log(`  floor workflows started that did not run within the window + ${SETTLE_MS / 1000} s quiet: ${r.floor.notRun.join(' ')}`);
     if (r.killedAtMs) console.log(`  the worker was killed (SIGKILL) at ${new Date(r.killedAtMs).toISOString()} and restarted at once`);
+    if (r.cpu) console.log(`  CPU over the window and its tail (${r.cpu.seconds.toFixed(0)} s), % of one core: ${r.cpu.procs.map(([l, c]) => `${l} ${c.toFixed(0)}`).join(', ')}`);
     if (r.steps?.length) {
       console.log('  the worker\'s steps (timekeeper_task_first_attempt_step_seconds; p50/p99 are bucket upper bounds):');
       for (const x of r.steps) console.log(`    ${x.step.padEnd(9)} ${String(x.count).padStart(6)} × mean ${x.meanMs.toFixed(1).padStart(8)} ms  p50 ≤ ${x.p50} s  p99 ≤ ${x.p99} s`);

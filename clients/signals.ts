@@ -16,7 +16,7 @@ import { signalWithStartScheduler } from './task-scheduler';
 
 export interface SignalClientOptions {
   client: Client;
-  /** The main task queue: schedulers run on schedulerTaskQueue of it. */
+  /** The main task queue: schedulers run here. */
   taskQueue: string;
   runQueues: RunQueues;
   /** Where signals are stored and their listening tasks found. */

@@ -29,7 +29,7 @@ import { signalWithStartScheduler } from './task-scheduler';
 export interface TaskClientOptions {
   client: Client;
   pool: Pool;
-  /** The main task queue: schedulers run on schedulerTaskQueue of it. */
+  /** The main task queue: schedulers run here. */
   taskQueue: string;
   runQueues: RunQueues;
 }

@@ -1,11 +1,8 @@
 /**
  * The Temporal worker: every capability's workflows (one bundle) and activities. One Worker
- * polls the main task queue (sessions, intents); task schedulers have a queue and Worker of
- * their own (schedulerTaskQueue), so fires never wait for the sessions' slots nor sessions for
- * fires; scheduled task runs have their own task queues per priority class (`default`, `core`),
- * each with its own Worker and activity slots, so a slow low-priority task never takes a core
- * task's slot. The main Worker still runs schedulers started on the main queue before they had
- * their own (they move at their next wake).
+ * polls the main task queue (sessions, task schedulers); scheduled task runs have their
+ * own task queues per priority class (`default`, `core`), each with its own Worker and
+ * activity slots, so a slow low-priority task never takes a core task's slot.
  */
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
@@ -15,7 +12,6 @@ import { createActivities } from '../activities';
 import { SessionClient } from '../clients/sessions';
 import { TaskClient } from '../clients/tasks';
 import { TaskStore } from '../lib/store/tasks';
-import { schedulerTaskQueue } from '../lib/domain/tasks';
 import { followUpCreator } from './follow-ups';
 import { TaskSecrets } from '../lib/task-secrets';
 import { startHeartbeat } from './heartbeat';
@@ -148,18 +144,6 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     // A session cached on a worker that died waits this long on its sticky queue, not 10 s (issue 18).
     stickyQueueScheduleToStartTimeout: LIMITS.workerStickyScheduleToStartMs,
   });
-  const schedulers = await Worker.create({
-    ...common,
-    taskQueue: schedulerTaskQueue(opts.taskQueue),
-    maxCachedWorkflows: LIMITS.schedulerWorkerCachedWorkflows,
-    maxConcurrentWorkflowTaskExecutions: LIMITS.schedulerWorkerWorkflowTasks,
-    maxConcurrentLocalActivityExecutions: LIMITS.schedulerWorkerLocalActivities,
-    workflowThreadPoolSize: LIMITS.workerWorkflowThreads,
-    // New schedulers (creates) arrive on the normal queue, their fires on the sticky one.
-    nonStickyToStickyPollRatio: 0.5,
-    // A scheduler cached on a worker that died fires from another one within the on-time slack (taskOnTimeSlackMs).
-    stickyQueueScheduleToStartTimeout: LIMITS.workerStickyScheduleToStartMs,
-  });
   const runWorker = (taskQueue: string, slots: number) =>
     // A run's first attempt is a local activity (workflows/tasks/run.ts): the same slots bound those
     // agent calls, and the run workflow tasks taken at once, so no workflow task waits for a local
@@ -179,7 +163,6 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     });
   const workers = [
     main,
-    schedulers,
     await runWorker(queues.default, opts.tasks?.slotsDefault ?? TUNABLE.taskSlotsDefault.default),
     await runWorker(queues.core, opts.tasks?.slotsCore ?? TUNABLE.taskSlotsCore.default),
   ];

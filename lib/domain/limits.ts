@@ -403,20 +403,6 @@ export const LIMITS = {
   taskRunWorkerCachedWorkflows: 500,
   /** Workflow-task polls a run worker keeps open at once (the SDK's default is 10): runs arrive as new workflows, each its own poll. */
   taskRunWorkerWorkflowPolls: 20,
-  /**
-   * The schedulers' Worker (its own task queue, schedulerTaskQueue; issue 15). Its workflow tasks
-   * mostly wait on one local activity (fireRun: a log read, a row, a workflow start), not on the
-   * workflow threads, so it takes more at once than the sessions' worker; at 3,000 fires a minute
-   * the 40 slots it shared with sessions were held by fires and the backlog fed itself (tasks
-   * timed out of their sticky queue, then replayed in full).
-   */
-  schedulerWorkerWorkflowTasks: 100,
-  schedulerWorkerLocalActivities: 200,
-  /**
-   * Schedulers kept cached: one that wakes every minute replays its history when it was evicted.
-   * 4,000 holds the 3,000 a minute of the bench; a daily cron evicted costs one replay a day.
-   */
-  schedulerWorkerCachedWorkflows: 4_000,
   /** Fires one scheduler workflow run handles before continue-as-new (keeps its history small). */
   schedulerFiresPerRun: 500,
   /**

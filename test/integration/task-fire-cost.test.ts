@@ -1,19 +1,15 @@
 /**
  * What one fire costs Temporal since issue 15, read from the real histories: the scheduler
  * starts runs from a local activity (no child workflow, one workflow task and one local
- * activity per fire, on the schedulers' own task queue), a fast
+ * activity per fire), a fast
  * webhook run is one workflow task with no activity task, and a run's finish signals its
  * scheduler only when it waits for it (buffer_one). Real Temporal and PostgreSQL.
  */
 import { temporal } from '@temporalio/proto';
-import { schedulerTaskQueue, schedulerWorkflowId } from '../../lib/domain/tasks';
+import { schedulerWorkflowId } from '../../lib/domain/tasks';
 import { protocolAnswer } from '../support/fake-services';
 import { eventually } from '../support';
 import { useTaskTestSystem } from '../support/task-system';
-import { taskRunQueues } from '../../lib/config';
-import { TaskStore } from '../../lib/store/tasks';
-import { taskSchedulerWorkflow } from '../../workflows/tasks/scheduler';
-import type { SchedulerInput } from '../../workflows/tasks/messages';
 
 const t = useTaskTestSystem();
 type Event = temporal.api.history.v1.IHistoryEvent;
@@ -44,8 +40,6 @@ test('a fire is one workflow task of the scheduler and a fast run one workflow t
 
   const schedulerEvents = await historyOf(schedulerWorkflowId(id));
   const scheduler = names(schedulerEvents);
-  // On the schedulers' own task queue, not the sessions' (worker/worker.ts).
-  expect(schedulerEvents[0].workflowExecutionStartedEventAttributes?.taskQueue?.name).toBe(schedulerTaskQueue(t.sys.config.taskQueue));
   expect(scheduler.filter((n) => n.includes('CHILD_WORKFLOW'))).toEqual([]);
   expect(scheduler.filter((n) => n.startsWith('ACTIVITY_TASK'))).toEqual([]);
   // No run woke it: nothing asked (overlap skip, runs over before the next fire time).
@@ -94,33 +88,4 @@ test('a run over by its log frees the task although its workflow is gone; a work
   expect(Date.parse(next.scheduled_at)).toBeGreaterThan(Date.parse(first.scheduled_at));
   await t.tk.tasks.delete(id);
   for (const r of (await t.runsOldestFirst(id)).filter((x) => x.status === 'running')) await t.sys.client.workflow.getHandle(r.run_id).terminate('test over').catch(() => undefined);
-});
-
-test('a scheduler started on the main task queue (before schedulers had their own) moves to theirs at its next wake and keeps every fire time once', async () => {
-  const id = t.uid('move');
-  await t.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 1, mode: 'aligned' }, agent: { type: 'webhook', url: await fastAgentUrl(), prompt_template: 'go' } });
-  const stored = (await new TaskStore(t.sys.pool).getTask(id))!;
-  const handle = t.sys.client.workflow.getHandle(schedulerWorkflowId(id));
-  await handle.terminate('test: restarted as a scheduler from before its own queue');
-  const old = await t.sys.client.workflow.start(taskSchedulerWorkflow, {
-    workflowId: schedulerWorkflowId(id),
-    taskQueue: t.sys.config.taskQueue,
-    // What a scheduler from before carries: no schedulerQueue.
-    args: [{ taskId: id, version: stored.version, definition: stored.definition, enabled: true, deleted: false, cursorMs: Date.now(), runQueues: taskRunQueues(t.sys.config) } satisfies SchedulerInput],
-  });
-  const ownQueue = schedulerTaskQueue(t.sys.config.taskQueue);
-  await eventually(async () => ((await handle.describe()).taskQueue === ownQueue ? true : undefined), 20_000);
-  const moved = await t.sys.client.workflow.getHandle(schedulerWorkflowId(id), old.firstExecutionRunId).fetchHistory();
-  const last = moved.events![moved.events!.length - 1].workflowExecutionContinuedAsNewEventAttributes;
-  expect(last?.taskQueue?.name).toBe(ownQueue);
-  // It keeps firing there, each fire time once and none left out after the move.
-  const movedAt = Number(moved.events![moved.events!.length - 1].eventTime!.seconds) * 1000;
-  const after = await eventually(async () => {
-    const rs = (await t.runsOldestFirst(id)).filter((r) => Date.parse(r.scheduled_at) > movedAt + 1000);
-    return rs.filter((r) => r.status === 'success').length >= 3 ? rs : undefined;
-  }, 20_000);
-  await t.tk.tasks.delete(id);
-  const times = after.map((r) => Date.parse(r.scheduled_at));
-  expect(new Set(after.map((r) => r.run_id)).size).toBe(after.length);
-  for (let i = 1; i < times.length; i++) expect(times[i] - times[i - 1]).toBe(1000);
 });

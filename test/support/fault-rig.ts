@@ -23,7 +23,6 @@ import { bundleWorkflows } from '../../worker/workflow-bundle';
 import { loadKeyStore } from '../../api/auth';
 import { TimekeeperClient } from '../../sdk/client';
 import { Config, loadConfig } from '../../lib/config';
-import { schedulerTaskQueue } from '../../lib/domain/tasks';
 import { createPool, withDatabase } from '../../lib/db';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '../../lib/embedded-postgres';
 import { migrate } from '../../lib/migrate';
@@ -70,7 +69,7 @@ export interface FaultRig {
   restartPostgres(): Promise<void>;
   /** Process ids of the current worker child, Temporal dev server and PostgreSQL postmaster (each undefined while not running), for the benches' /proc readings. */
   pids(): { worker?: number; temporal?: number; postgres?: number };
-  /** Workflow tasks waiting (Temporal's approximate backlog) on these task queues of the rig; default its main and schedulers' ones. */
+  /** Workflow tasks waiting (Temporal's approximate backlog) on these task queues of the rig; default its main one. */
   workflowBacklog(queues?: string[]): Promise<number>;
   stop(): Promise<void>;
 }
@@ -246,7 +245,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
       const alive = (c: ChildProcess | undefined) => (c && c.exitCode === null && c.signalCode === null ? c.pid : undefined);
       return { worker: alive(worker), temporal: dev ? alive(dev.process) : undefined, postgres: pg ? postmasterPid(pgDir) : undefined };
     },
-    async workflowBacklog(queues = [config.taskQueue, schedulerTaskQueue(config.taskQueue)]) {
+    async workflowBacklog(queues = [config.taskQueue]) {
       let n = 0;
       for (const name of queues) {
         const r = await client.workflowService.describeTaskQueue({ namespace: config.temporalNamespace, taskQueue: { name }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, reportStats: true });

@@ -29,11 +29,6 @@ export interface SchedulerInput extends TaskChange {
   /** Interval `from_last_start`: when the previous run was started. */
   lastFireMs?: number;
   runQueues: RunQueues;
-  /**
-   * The queue this scheduler runs on (schedulerTaskQueue of the main queue). Absent in schedulers
-   * started on the main queue before schedulers had their own: they move there (continue-as-new).
-   */
-  schedulerQueue?: string;
   /** Carried across continue-as-new. */
   firesBefore?: number;
   /** Delay and condition triggers: waiting runs, the condition's state, signal ids seen (carried across continue-as-new). */

@@ -20,13 +20,11 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
-  makeContinueAsNewFunc,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   startChild,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { SignalActivities } from '../../activities/signals';
 import type { TaskActivities } from '../../activities/tasks';
@@ -34,7 +32,7 @@ import { LIMITS } from '../../lib/domain/limits';
 import { triggerSignalNames } from '../../lib/domain/tasks/conditions';
 import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/tasks/signal-triggers';
 import type { SignalEvent } from '../../lib/domain/signals';
-import { isSignalTrigger, runId as runIdOf, schedulerTaskQueue, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
+import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
 import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
 import { NextAsk, RunInput, SchedulerInput, SchedulerState, TaskChange, changedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
 import { taskRunWorkflow } from './run';
@@ -51,11 +49,6 @@ const { fireRun, watchRuns } = proxyLocalActivities<TaskActivities>({
  * not as child workflows. Histories from before it replay on the child-workflow path.
  */
 export const START_RUNS_BY_ACTIVITY = 'task-runs-started-by-activity';
-/**
- * Schedulers run on a task queue of their own (schedulerTaskQueue): one started on the main
- * queue moves there by continue-as-new at its next wake, and every continue-as-new stays there.
- */
-export const SCHEDULERS_OWN_QUEUE = 'task-schedulers-own-queue';
 /** fireRun answers the fire time after the one it fired: one local activity per fire, not two (taskFireTimes). */
 export const FIRE_ANSWERS_NEXT = 'task-fire-answers-next';
 const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
@@ -81,15 +74,6 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   let asksNext = false;
   /** The next fire time fireRun answered, for the task as it was then (version, cursor, last start): the loop's taskFireTimes when nothing changed since. */
   let known: { version: number; afterMs: number; lastFireMs: number; next: number | undefined } | undefined;
-  /** The queue schedulers belong on (see SCHEDULERS_OWN_QUEUE). */
-  const ownQueue = task.schedulerQueue ?? schedulerTaskQueue(workflowInfo().taskQueue);
-  /** Continue-as-new with what the task carries over, on the schedulers' own queue (or, replaying a history from before it, where it ran). */
-  async function moveOn(): Promise<never> {
-    await condition(allHandlersFinished);
-    const next: SchedulerInput = { ...task, firesBefore: (task.firesBefore ?? 0) + fires };
-    if (patched(SCHEDULERS_OWN_QUEUE)) return makeContinueAsNewFunc<typeof taskSchedulerWorkflow>({ taskQueue: ownQueue })({ ...next, schedulerQueue: ownQueue });
-    return continueAsNew<typeof taskSchedulerWorkflow>(next);
-  }
   /** run-finished signals since the buffered fire time was last tried (a run it waited for has logged its finish). */
   let wakes = 0;
   setHandler(runFinishedSignal, () => {
@@ -290,15 +274,16 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       st = due.state;
       for (const p of due.start) await fire(p.nominalMs, p.trigger, { runId: p.runId, cause: p.cause });
       task.signalState = st;
-      if (signalsTaken + fires >= LIMITS.schedulerSignalsPerRun && busy() === 0 && !buffered && inbox.length === 0) await moveOn();
+      if (signalsTaken + fires >= LIMITS.schedulerSignalsPerRun && busy() === 0 && !buffered && inbox.length === 0) {
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, firesBefore: (task.firesBefore ?? 0) + fires });
+      }
     }
     // Paused, deleted or redefined: waiting runs are dropped, a new trigger starts afresh.
     task.signalState = task.enabled && !task.deleted ? st : { ...st, pending: [] };
   }
 
   while (!task.deleted) {
-    // Started on the main queue before schedulers had their own: move there now (nothing in flight to carry).
-    if (workflowInfo().taskQueue !== ownQueue && busy() === 0 && !buffered && inbox.length === 0 && patched(SCHEDULERS_OWN_QUEUE)) await moveOn();
     if (!task.enabled) {
       nextFireMs = null;
       await condition(() => changed);
@@ -368,7 +353,10 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       task.lastFireMs = now;
     }
 
-    if (fires >= LIMITS.schedulerFiresPerRun && busy() === 0 && !buffered) await moveOn();
+    if (fires >= LIMITS.schedulerFiresPerRun && busy() === 0 && !buffered) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, firesBefore: (task.firesBefore ?? 0) + fires });
+    }
   }
   // Deleted: runs already started finish on their own (they were started with ABANDON); a
   // fire time still waiting under buffer_one will not run, and the log says so.

@@ -242,13 +242,6 @@ export type TaskAction = (typeof TaskAction)[keyof typeof TaskAction];
 // ---- ids -------------------------------------------------------------------------------
 
 export const schedulerWorkflowId = (taskId: string) => `task/${taskId}`;
-/**
- * The task queue schedulers run on (issue 15): beside the main queue (sessions, intents), with a
- * Worker of its own (worker/worker.ts), so fires never wait behind session tasks for slots. Always
- * derived from the main queue, never configured apart: a scheduler started on the main queue
- * before it existed finds it from its own queue's name when it moves (workflows/tasks/scheduler.ts).
- */
-export const schedulerTaskQueue = (mainTaskQueue: string) => `${mainTaskQueue}-schedulers`;
 /** One run per fire time: the id is the task and its nominal UTC time, so a fire time runs at most once. */
 export const runId = (taskId: string, nominalMs: number) => `run/${taskId}/${new Date(nominalMs).toISOString()}`;
 /** A manual trigger (run now) gets an id of its own, apart from the schedule's fire times. */

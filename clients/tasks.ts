@@ -268,8 +268,11 @@ export class TaskClient {
   async notify(row: TaskRow): Promise<void> {
     const change = changeOf(row);
     try {
-      // Started at version 0, so that the `changed` signal it takes first is the stored change itself.
-      await signalWithStartScheduler(this.opts, row.task_id, { ...change, version: 0 }, changedSignal, change);
+      // Started from the stored change itself, which the `changed` signal then repeats (a running
+      // scheduler takes it; a new one ignores it as not newer). Was started at version 0 so that
+      // the signal applied: that woke every new scheduler once more and computed its first fire
+      // time twice (two local activities per create).
+      await signalWithStartScheduler(this.opts, row.task_id, change, changedSignal, change);
     } catch (err) {
       throw this.classify(err);
     }

@@ -220,7 +220,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const t = performance.now();
     try {
       // The next fire time first: pure, so nothing is started when it cannot be answered.
-      const next = i.next && (fireTimes(i.next.trigger, i.next.calendar, i.next.afterMs, 1, Infinity, { lastFireMs: i.next.lastFireMs })[0] ?? null);
+      const next = i.next && ((await taskFireTimes({ ...i.next, count: 1 }))[0] ?? null);
       const outcome = await fire(i);
       return next === undefined ? outcome : { ...outcome, next };
     } finally {

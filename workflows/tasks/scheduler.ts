@@ -72,8 +72,12 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   let viaActivity = false;
   /** fireRun answers the next fire time (FIRE_ANSWERS_NEXT): set at the first fire time that asks. */
   let asksNext = false;
-  /** The next fire time fireRun answered, for the task as it was then (version, cursor, last start): the loop's taskFireTimes when nothing changed since. */
-  let known: { version: number; afterMs: number; lastFireMs: number; next: number | undefined } | undefined;
+  /**
+   * The fire times fireRun answered (none or the next one) for the task at `version`: the loop's
+   * taskFireTimes when no change came since (a change is the only other writer of the cursor and
+   * last start, and always raises the version).
+   */
+  let known: { version: number; times: number[] } | undefined;
   /** run-finished signals since the buffered fire time was last tried (a run it waited for has logged its finish). */
   let wakes = 0;
   setHandler(runFinishedSignal, () => {
@@ -296,9 +300,9 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       changed = false;
       continue;
     }
-    const answered = known !== undefined && known.version === task.version && known.afterMs === task.cursorMs && known.lastFireMs === task.lastFireMs ? known : undefined;
+    const answered = known?.version === task.version ? known.times : undefined;
     known = undefined;
-    const [next] = answered ? (answered.next === undefined ? [] : [answered.next]) : await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: task.cursorMs, count: 1, lastFireMs: task.lastFireMs });
+    const [next] = answered ?? (await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: task.cursorMs, count: 1, lastFireMs: task.lastFireMs }));
     nextFireMs = next ?? null;
     if (next === undefined) {
       // Nothing left to fire (an `at` task after its run): wait for its runs, then complete.
@@ -332,7 +336,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       const after = await fire(next, 'schedule', {}, asksNext ? { trigger: d.trigger, calendar: d.calendar, afterMs: next, lastFireMs: now } : undefined);
       task.cursorMs = next;
       task.lastFireMs = now;
-      if (after !== undefined) known = { version, afterMs: next, lastFireMs: now, next: after ?? undefined };
+      if (after !== undefined) known = { version, times: after === null ? [] : [after] };
     } else {
       // Woke late (the worker or the cluster was down): every fire time up to now is missed.
       const missed = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs: task.cursorMs, count: LIMITS.taskMisfireRunAllMax, untilMs: now, lastFireMs: task.lastFireMs });

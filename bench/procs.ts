@@ -77,6 +77,16 @@ export function treePssMiB(root: number): number {
   return kb / 1024;
 }
 
+/** CPU-ms and memory-MiB readers of a private rig's processes (the worker child, the Temporal dev server, PostgreSQL's tree) and of this process. */
+export function rigProcessReaders(pids: { worker?: number; temporal?: number; postgres?: number }, self: string): { label: string; cpuMs: () => number; mib: () => number }[] {
+  const r: { label: string; cpuMs: () => number; mib: () => number }[] = [];
+  if (pids.worker) r.push({ label: 'worker (child process)', cpuMs: () => cpuMs(pids.worker!), mib: () => rssMiB(pids.worker!) });
+  if (pids.temporal) r.push({ label: 'Temporal dev server', cpuMs: () => cpuMs(pids.temporal!), mib: () => rssMiB(pids.temporal!) });
+  if (pids.postgres) r.push({ label: 'PostgreSQL (all; MiB: PSS)', cpuMs: () => treeCpuMs(pids.postgres!), mib: () => treePssMiB(pids.postgres!) });
+  r.push({ label: self, cpuMs: () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }, mib: () => process.memoryUsage().rss / 2 ** 20 });
+  return r;
+}
+
 /** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)). */
 const CLOCK_TICKS = 100;
 

@@ -59,7 +59,7 @@ import { cronFireTimes } from '../lib/domain/tasks/schedule';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
 import { floorWorkflow } from './floor/workflow';
 import { LATENCY_HEADER, Series, f1, latencyRow, runPool, sleep, timed } from './measure';
-import { cpuMs, rssMiB, treeCpuMs, treePssMiB } from './procs';
+import { rigProcessReaders } from './procs';
 
 type CreateTask = CallRequest<'createTask'>['body'];
 
@@ -160,20 +160,15 @@ interface Rest {
 
 /** `seconds` of nothing, and what each process used meanwhile. */
 async function atRest(rig: FaultRig, seconds: number): Promise<Rest> {
-  const pids = rig.pids();
-  const readers: [string, () => number, () => number][] = [];
-  if (pids.worker) readers.push(['worker (child process)', () => cpuMs(pids.worker!), () => rssMiB(pids.worker!)]);
-  if (pids.temporal) readers.push(['Temporal dev server', () => cpuMs(pids.temporal!), () => rssMiB(pids.temporal!)]);
-  if (pids.postgres) readers.push(['PostgreSQL (all; MiB: PSS)', () => treeCpuMs(pids.postgres!), () => treePssMiB(pids.postgres!)]);
-  readers.push(['API (this process)', () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }, () => process.memoryUsage().rss / 2 ** 20]);
+  const readers = rigProcessReaders(rig.pids(), 'API (this process)');
   const runsLogged = async () => Number((await rig.pool.query('SELECT count(*) FROM task_run_log')).rows[0].count);
   const runs0 = await runsLogged();
   const t0 = performance.now();
-  const cpu0 = readers.map(([, cpu]) => cpu());
+  const cpu0 = readers.map((p) => p.cpuMs());
   await sleep(seconds * 1000);
-  const cpu1 = readers.map(([, cpu]) => cpu());
+  const cpu1 = readers.map((p) => p.cpuMs());
   const wall = performance.now() - t0;
-  const procs = new Map(readers.map(([label, , mib], k) => [label, { cpu: ((cpu1[k] - cpu0[k]) / wall) * 100, mib: mib() }]));
+  const procs = new Map(readers.map((p, k) => [p.label, { cpu: ((cpu1[k] - cpu0[k]) / wall) * 100, mib: p.mib() }]));
   return { open: await openWorkflows(rig), runs: (await runsLogged()) - runs0, procs };
 }
 

@@ -57,7 +57,7 @@ import { freePort } from '../lib/temporal-server';
 import { taskRunQueues } from '../lib/config';
 import { schedulerWorkflowId } from '../lib/domain/tasks';
 import { stepDelta, scrapeSteps, type StepFigures, type Steps } from './task-steps';
-import { cpuMs, treeCpuMs } from './procs';
+import { rigProcessReaders } from './procs';
 
 interface Options {
   url?: string;
@@ -290,17 +290,6 @@ interface Figures {
   cpu?: { seconds: number; procs: [string, number][] };
 }
 
-/** CPU readers of the rig's processes (bench/procs.ts); the worker's only while the same one runs. */
-function cpuReaders(rig: FaultRig): [string, () => number][] {
-  const pids = rig.pids();
-  const r: [string, () => number][] = [];
-  if (pids.worker) r.push(['worker', () => cpuMs(pids.worker!)]);
-  if (pids.temporal) r.push(['Temporal dev server', () => cpuMs(pids.temporal!)]);
-  if (pids.postgres) r.push(['PostgreSQL (all)', () => treeCpuMs(pids.postgres!)]);
-  r.push(['bench (API, agent, floor client)', () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }]);
-  return r;
-}
-
 /** After the creates, how long the window waits at most for the rig's task queues to drain. */
 const SETTLE_QUEUE_MAX_MS = 180_000;
 
@@ -373,8 +362,9 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     log(`${name}: the new worker polls (${((Date.now() - killedAtMs) / 1000).toFixed(1)} s after the kill)`);
   }
   await sleep(from - Date.now());
-  const readers = rig && !killWorker ? cpuReaders(rig) : [];
-  const cpu0 = readers.map(([, f]) => f());
+  // The worker's CPU only while the same one runs: none with --kill-worker.
+  const readers = rig && !killWorker ? rigProcessReaders(rig.pids(), 'bench (API, agent, floor client)') : [];
+  const cpu0 = readers.map((p) => p.cpuMs());
   const cpuT0 = performance.now();
   await sleep(to - Date.now());
   // A late run still counts (with its lateness): wait until the agent has been called for
@@ -394,7 +384,7 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   }
   log(`${name}: ${calledInWindow()} of ${ids.length * minutes} fire times called the agent, ${((Date.now() - to) / 1000).toFixed(0)} s after the window`);
   const cpuWall = performance.now() - cpuT0;
-  const cpu = readers.length ? { seconds: cpuWall / 1000, procs: readers.map(([label, f], k): [string, number] => [label, ((f() - cpu0[k]) / cpuWall) * 100]) } : undefined;
+  const cpu = readers.length ? { seconds: cpuWall / 1000, procs: readers.map((p, k): [string, number] => [p.label, ((p.cpuMs() - cpu0[k]) / cpuWall) * 100]) } : undefined;
   // Why a fire time is missing: a few of the tasks never called in the window, as their scheduler and log see them.
   const calledTasks = new Set([...calls.keys()].map(windowTaskOf));
   for (const id of ids.filter((x) => !calledTasks.has(x)).slice(0, 3)) {

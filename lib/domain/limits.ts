@@ -26,11 +26,11 @@ export const TUNABLE = {
   },
   updatesPerRun: {
     env: 'SESSION_UPDATES_PER_RUN',
-    default: 100,
+    default: 50,
     min: 1,
     max: 1800,
     why:
-      'appends per session workflow run before continue-as-new. A worker that restarts (or loses its cache) replays each active session\'s run in full, at about 0.75 ms per history event and ~6 events per append on a loaded 2-core machine (bench/replay-cost.ts): 100 appends replay in ~0.4 s, 1000 in ~4 s, and 30 such sessions replaying at once kept every session unwritable for the length of several workflow-task timeouts. The server refuses more than 2000 updates per run, and in-flight ones need room',
+      'appends per session workflow run before continue-as-new. A worker that restarts (or loses its cache) replays each active session\'s run in full, at about 0.75 ms per history event and ~6 events per append on a loaded 2-core machine (bench/replay-cost.ts): 100 appends replay in ~0.4 s, 1000 in ~4 s, and 30 such sessions replaying at once kept every session unwritable for the length of several workflow-task timeouts. A Temporal server restart or a PostgreSQL crash loses every in-flight (speculative) update task, so every active session replays at once: on the production topology 50 instead of 100 cut the slowest session\'s recovery from 6.4-12.5 s to 2.6-5.9 s, below the engine\'s own floor (docs/operations.md, issue 18), for one extra workflow task per 50 appends. The server refuses more than 2000 updates per run, and in-flight ones need room',
   },
   writeTimeoutMs: {
     env: 'WRITE_TIMEOUT_MS',

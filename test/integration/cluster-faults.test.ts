@@ -38,13 +38,14 @@ const RECOVERY_BOUND_MS = 30_000;
  */
 const WORKER_KILL_BOUND_MS = RECOVERY_BOUND_MS;
 /**
- * Where this topology is known to miss the target (docs/operations.md#faults-and-recovery, "On
- * the production topology"), the bound asserted is what it was measured to need, so the suite
- * still catches a session that never comes back while the figures printed show the gap: the
- * restarted Temporal server re-acquires its 512 history shards before it serves every session,
- * and the updates in flight died with it (measured 100 s max).
+ * The Temporal server restart: every update's workflow task in flight dies with the server (they
+ * are speculative, held in memory), so every active session leaves its worker's cache and
+ * replays at once while the server re-acquires its 512 history shards. With 50 appends per run
+ * (SESSION_UPDATES_PER_RUN) the slowest session came back in 2.6-3.3 s on a quiet machine, below
+ * the floor's 5.1-5.4 s in the same runs (6.4-10.5 s with 100 per run; 100 s once, before the
+ * 5 s task timeout). Asserted is the suite's 30 s, as for every other fault.
  */
-const TEMPORAL_RESTART_BOUND_MS = 150_000;
+const TEMPORAL_RESTART_BOUND_MS = RECOVERY_BOUND_MS;
 
 const onCluster = testTemporal() === 'server' ? describe : describe.skip;
 
@@ -110,9 +111,17 @@ onCluster('faults on the production topology (Temporal server on PostgreSQL, 2 w
   });
 
   test('PostgreSQL crash and restart, taking Temporal persistence and the events down together: the same', async () => {
-    const r = await faultScenario(rig, 'postgres crash', () => rig.crashPostgres(), () => rig.restartPostgres(), { ...opts, log });
-    rows.push(r);
-    expectHealthy(r);
+    // The floor through the same crash (printed, not asserted): Temporal's persistence is on this
+    // PostgreSQL too, so no-op Update workflows show what the engine alone needs to come back.
+    const floor = await startFloor(rig.cluster.temporalAddress, 'default');
+    try {
+      const r = await faultScenario(rig, 'postgres crash', () => rig.crashPostgres(), () => rig.restartPostgres(), { ...opts, log, floor: floor.target });
+      rows.push(r);
+      expectHealthy(r);
+      expect(r.floorRecoveryMax).toBeLessThan(Infinity);
+    } finally {
+      await floor.close();
+    }
   });
 
   test('300 concurrent creates through HAProxy, retried after Retry-After: all created, no refused create stored', async () => {

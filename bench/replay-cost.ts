@@ -1,12 +1,16 @@
 /** How long a worker takes to replay one session history of N appends (the cost after a restart). */
 import fs from 'node:fs';
 import { Worker } from '@temporalio/worker';
+import { TUNABLE } from '../lib/domain/limits';
 import { startFaultRig } from '../test/support/fault-rig';
 
 async function main() {
-  const rig = await startFaultRig({});
-  await rig.startWorker();
   const sizes = (process.argv[2] ?? '100,300,1000').split(',').map(Number);
+  // One run of each size: the sessions must not continue-as-new before it (SESSION_UPDATES_PER_RUN,
+  // default 50, would leave the newest run a few events long).
+  const updatesPerRun = Math.min(TUNABLE.updatesPerRun.max, Math.max(...sizes) + 1);
+  const rig = await startFaultRig({ config: { updatesPerRun } });
+  await rig.startWorker();
   const burst = Number(process.argv[3] ?? '1');
   for (const n of sizes) {
     const id = `replay_${n}_${Date.now()}`;

@@ -70,6 +70,23 @@ onCluster('faults on the production topology (Temporal server on PostgreSQL, 2 w
     expect(r.recoveryMax).toBeLessThan(bound);
   }
 
+  /**
+   * A fault that takes Temporal down with it, with the engine's floor through the same fault
+   * (printed beside, not asserted): as many no-op Update workflows on the same server, so the
+   * figures show what Temporal itself needs to come back. The floor's workflows must come back too.
+   */
+  async function faultWithFloor(name: string, fault: () => Promise<void>, heal: () => Promise<void>, bound = RECOVERY_BOUND_MS): Promise<void> {
+    const floor = await startFloor(rig.cluster.temporalAddress, 'default');
+    try {
+      const r = await faultScenario(rig, name, fault, heal, { ...opts, log, floor: floor.target });
+      rows.push(r);
+      expectHealthy(r, bound);
+      expect(r.floorRecoveryMax).toBeLessThan(Infinity);
+    } finally {
+      await floor.close();
+    }
+  }
+
   test('kill -9 of one of two workers: the other carries every session, nothing acknowledged lost or doubled', async () => {
     const killed = rig.cluster.pid('worker', 0);
     try {
@@ -97,31 +114,12 @@ onCluster('faults on the production topology (Temporal server on PostgreSQL, 2 w
   });
 
   test('kill -9 of the Temporal server, restarted on its PostgreSQL: the same', async () => {
-    // The engine's floor through the same kill (printed beside, not asserted): as many no-op
-    // Update workflows on the same server, so the figures show what Temporal itself needs.
-    const floor = await startFloor(rig.cluster.temporalAddress, 'default');
-    try {
-      const r = await faultScenario(rig, 'temporal kill -9', () => rig.cluster.killTemporal(), () => rig.cluster.startTemporal(), { ...opts, log, floor: floor.target });
-      rows.push(r);
-      expectHealthy(r, TEMPORAL_RESTART_BOUND_MS);
-      expect(r.floorRecoveryMax).toBeLessThan(Infinity); // the floor's own workflows came back too
-    } finally {
-      await floor.close();
-    }
+    await faultWithFloor('temporal kill -9', () => rig.cluster.killTemporal(), () => rig.cluster.startTemporal(), TEMPORAL_RESTART_BOUND_MS);
   });
 
   test('PostgreSQL crash and restart, taking Temporal persistence and the events down together: the same', async () => {
-    // The floor through the same crash (printed, not asserted): Temporal's persistence is on this
-    // PostgreSQL too, so no-op Update workflows show what the engine alone needs to come back.
-    const floor = await startFloor(rig.cluster.temporalAddress, 'default');
-    try {
-      const r = await faultScenario(rig, 'postgres crash', () => rig.crashPostgres(), () => rig.restartPostgres(), { ...opts, log, floor: floor.target });
-      rows.push(r);
-      expectHealthy(r);
-      expect(r.floorRecoveryMax).toBeLessThan(Infinity);
-    } finally {
-      await floor.close();
-    }
+    // Temporal's persistence is on this PostgreSQL too, so the floor shows the engine's own way back.
+    await faultWithFloor('postgres crash', () => rig.crashPostgres(), () => rig.restartPostgres());
   });
 
   test('300 concurrent creates through HAProxy, retried after Retry-After: all created, no refused create stored', async () => {

@@ -21,7 +21,8 @@ import { RunStatusKey, TaskIdKey } from '../lib/domain/platform/search-attribute
 import { TaskStore, type TaskRow } from '../lib/store/tasks';
 import type { TaskSecrets } from '../lib/task-secrets';
 import { OpenRunStore } from '../lib/store/tasks/open-runs';
-import { RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
+import { FireScheduleStore } from '../lib/store/tasks/fire-schedule';
+import { FiresReturned, RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, firesReturnedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
 import { domainErrorOf, isDeadline, workflowGone } from './failures';
 import { RUN_PATCHES, taskRunWorkflow } from '../workflows/tasks/run';
 import { signalWithStartScheduler } from './task-scheduler';
@@ -37,10 +38,12 @@ export interface TaskClientOptions {
 export class TaskClient {
   private readonly store: TaskStore;
   private readonly openRuns: OpenRunStore;
+  private readonly fireSchedule: FireScheduleStore;
 
   constructor(private readonly opts: TaskClientOptions) {
     this.store = new TaskStore(opts.pool);
     this.openRuns = new OpenRunStore(opts.pool);
+    this.fireSchedule = new FireScheduleStore(opts.pool);
   }
 
   /** Stores a validated definition (version 1), with the agent that created it if one did, and starts its scheduler. */
@@ -170,14 +173,18 @@ export class TaskClient {
    * The scheduler's own view (next fire time), or undefined when it does not answer. Its
    * running runs are the log's open runs: since issue 15 the scheduler no longer follows its
    * runs (it starts them from a local activity), so they are read where overlap reads them.
+   * A task on the shared fire schedule (schema/023) fires from there: its next fire time,
+   * cursor and fires so far are the row's.
    */
   async schedulerState(taskId: string): Promise<SchedulerState | undefined> {
     try {
-      const [state, open] = await Promise.all([
+      const [state, open, row] = await Promise.all([
         this.opts.client.withDeadline(Date.now() + LIMITS.schedulerQueryTimeoutMs, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery)),
         this.openRuns.openRuns(taskId),
+        this.fireSchedule.get(taskId),
       ]);
-      return { ...state, running: [...new Set([...state.running, ...open])] };
+      const shared = row && row.version === state.version && state.enabled && !state.deleted ? { nextFireMs: row.nextFireMs, cursorMs: Math.max(state.cursorMs, row.cursorMs), fires: state.fires + row.fires } : {};
+      return { ...state, ...shared, running: [...new Set([...state.running, ...open])] };
     } catch {
       return undefined;
     }
@@ -244,6 +251,11 @@ export class TaskClient {
   /** A signal event (a run's outcome) for a listening task's scheduler; one not running misses it (its condition reads the streak again). */
   async deliverEvent(taskId: string, event: SignalEvent): Promise<void> {
     await this.signalScheduler(taskId, (h) => h.signal(signalEventSignal, event));
+  }
+
+  /** Hands the task's row of the shared fire schedule back to its scheduler (too late to fire on time). */
+  async returnFires(taskId: string, r: FiresReturned): Promise<void> {
+    await this.signalScheduler(taskId, (h) => h.signal(firesReturnedSignal, r));
   }
 
   private async signalScheduler(taskId: string, send: (h: WorkflowHandle) => Promise<void>): Promise<void> {

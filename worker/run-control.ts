@@ -9,5 +9,6 @@ export function runControl(tasks: TaskClient): RunControl {
     closed: (runId) => tasks.runClosed(runId),
     wakeScheduler: (taskId, runId) => tasks.wakeScheduler(taskId, runId),
     deliverEvent: (taskId, event) => tasks.deliverEvent(taskId, event),
+    returnFires: (taskId, r) => tasks.returnFires(taskId, r),
   };
 }

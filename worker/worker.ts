@@ -21,6 +21,7 @@ import type { AgentTaskBounds } from '../lib/agent-task-bounds';
 import { LIMITS, TUNABLE } from '../lib/domain/limits';
 import { workerTelemetry, workflowSinksOff, type WorkerOtelOptions } from './otel';
 import { ensureLogBuilder } from '../clients/tlog';
+import { ensureFireShards } from '../clients/task-fires';
 import { defaultLogOrigin, logSignerOf } from '../lib/tlog/log-key';
 import type { Config } from '../lib/config';
 import { log } from '../lib/log';
@@ -173,16 +174,16 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
       // Beats from the moment run() is called until the main worker stops (STOPPING, DRAINED, FAILED: no more beats).
       const heartbeat = startHeartbeat(opts.pool, opts.taskQueue, () => ['INITIALIZED', 'RUNNING'].includes(main.getState()));
       if (telemetry) void telemetry.startExporter(client, opts.taskQueue);
-      if (opts.tlog) {
-        // The builder is a workflow on this queue; a failed start (Temporal or PostgreSQL briefly away) is tried again every 5 s.
-        const startBuilder = (): void => {
-          ensureLogBuilder(client, opts.pool, opts.taskQueue).catch((e: Error) => {
-            log().warn({ component: 'tlog', err: e.message }, 'could not start the log builder workflow; trying again in 5 s');
-            if (['INITIALIZED', 'RUNNING'].includes(main.getState())) setTimeout(startBuilder, 5_000).unref();
-          });
-        };
-        startBuilder();
-      }
+      // Workflows this worker keeps running on its queue: a failed start (Temporal or PostgreSQL briefly away) is tried again every 5 s.
+      const keepStarting = (component: string, what: string, start: () => Promise<unknown>): void => {
+        start().catch((e: Error) => {
+          log().warn({ component, err: e.message }, `could not start ${what}; trying again in 5 s`);
+          if (['INITIALIZED', 'RUNNING'].includes(main.getState())) setTimeout(() => keepStarting(component, what, start), 5_000).unref();
+        });
+      };
+      // The shared fire schedule's shards (issue 15).
+      keepStarting('task-fires', 'the fire shard workflows', () => ensureFireShards(client, opts.pool, opts.taskQueue));
+      if (opts.tlog) keepStarting('tlog', 'the log builder workflow', () => ensureLogBuilder(client, opts.pool, opts.taskQueue));
       try {
         await running;
       } finally {

@@ -6,7 +6,7 @@
  * The workflows decide; these act.
  */
 import { createHmac } from 'node:crypto';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { RunFailure } from '../../lib/domain/errors';
 import { LIMITS } from '../../lib/domain/limits';
@@ -35,6 +35,10 @@ import { fireTimes } from '../../lib/domain/tasks/schedule';
 import { metrics, observeTaskLateness, secondsSince } from '../../lib/metrics';
 import { TaskStore, type RunLogInput } from '../../lib/store/tasks';
 import { OpenRunStore } from '../../lib/store/tasks/open-runs';
+import { FireScheduleStore } from '../../lib/store/tasks/fire-schedule';
+import { fireShardOf } from '../../lib/domain/tasks/fire-shards';
+import { logFor } from '../../lib/log';
+import { runFireShard, type ShardPass } from './fire-shard';
 import type { NextAsk, RunStart } from '../../workflows/tasks/messages';
 import { createSignalActivities } from '../signals';
 import type { RunControl } from './run-control';
@@ -148,6 +152,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
   const store = new TaskStore(deps.pool);
   const results = new TaskResultStore(deps.pool);
   const open = new OpenRunStore(deps.pool);
+  const fireSchedule = new FireScheduleStore(deps.pool);
   const signals = createSignalActivities({ pool: deps.pool });
   /** First attempts in flight or just answered, by run id and attempt (runFirstAttempt). */
   const firstAttempts = new Map<string, Promise<FirstAttemptResult>>();
@@ -563,7 +568,57 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     return { direct, done, finishedMs };
   }
 
-  return { taskFireTimes, recordRun, recordSkipped, fireRun, watchRuns, runAgent, runFirstAttempt, deliverRun, afterFailure, completeTask };
+  /**
+   * The scheduler puts a plain cron or interval task on the shared fire schedule (schema/023)
+   * at this version, its next fire time computed from its cursor; a row of the same version
+   * already moved on by its shard is kept. Answers the row's next fire time.
+   */
+  async function registerFires(i: { taskId: string; version: number; definition: TaskDefinition; cursorMs: number; lastFireMs?: number }): Promise<number | null> {
+    const d = i.definition;
+    // A local activity: its task queue is its scheduler's, whose workers run the shard.
+    const queue = Context.current().info.taskQueue;
+    const row = await fireSchedule.register({ ...i, queue, shard: fireShardOf(i.taskId, LIMITS.taskFireShards) }, async (afterMs, lastFireMs) => {
+      const [next] = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs, count: 1, lastFireMs });
+      return next ?? null;
+    });
+    return row.nextFireMs;
+  }
+
+  /**
+   * Takes the task off the shared fire schedule; returns once no fire of it is in flight there,
+   * with what the row did meanwhile (its fires, cursor and last start), or null without a row.
+   */
+  async function unregisterFires(i: { taskId: string; version: number }): Promise<{ fires: number; cursorMs: number; lastFireMs?: number } | null> {
+    const row = await fireSchedule.unregister(i.taskId, i.version);
+    return row ? { fires: row.fires, cursorMs: row.cursorMs, ...(row.lastFireMs === undefined ? {} : { lastFireMs: row.lastFireMs }) } : null;
+  }
+
+  /** One shard of the shared fire schedule, for taskFireShardActivityMs (activities/tasks/fire-shard.ts). */
+  async function fireShard(i: { shard: number }): Promise<ShardPass> {
+    const ctx = Context.current();
+    const log = logFor(undefined, { component: 'task-fires', queue: ctx.info.taskQueue, shard: i.shard });
+    return runFireShard(
+      {
+        store: fireSchedule,
+        fire: async (f) => {
+          const t = performance.now();
+          try {
+            return await fire(f);
+          } finally {
+            metrics.taskFirstAttemptSteps.observe({ step: 'fire' }, secondsSince(t));
+          }
+        },
+        nextAfter: async (d, afterMs, lastFireMs) => (await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs, count: 1, lastFireMs }))[0] ?? null,
+        handBack: (taskId, r) => control().returnFires(taskId, r),
+        warn: (msg, err) => log.warn({ err: (err as Error)?.message }, msg),
+      },
+      ctx.info.taskQueue,
+      i.shard,
+      { untilMs: Date.now() + LIMITS.taskFireShardActivityMs, heartbeat: () => ctx.heartbeat(), sleep: (ms) => ctx.sleep(ms) },
+    );
+  }
+
+  return { taskFireTimes, recordRun, recordSkipped, fireRun, watchRuns, runAgent, runFirstAttempt, deliverRun, afterFailure, completeTask, registerFires, unregisterFires, fireShard };
 }
 
 export type TaskActivities = ReturnType<typeof createTaskActivities>;

@@ -5,7 +5,7 @@
  * (worker/run-control.ts), as it does for follow-ups: activities never import clients/.
  */
 import type { SignalEvent } from '../../lib/domain/signals';
-import type { RunStart } from '../../workflows/tasks/messages';
+import type { FiresReturned, RunStart } from '../../workflows/tasks/messages';
 
 export interface RunControl {
   /**
@@ -22,4 +22,6 @@ export interface RunControl {
   wakeScheduler(taskId: string, runId: string): Promise<void>;
   /** Hands a signal event (a run's outcome) to a listening task's scheduler (signal event); a scheduler not running misses it. */
   deliverEvent(taskId: string, event: SignalEvent): Promise<void>;
+  /** Hands a task's row of the shared fire schedule back to its scheduler (signal fires-returned); a scheduler not running is left alone. */
+  returnFires(taskId: string, r: FiresReturned): Promise<void>;
 }

@@ -406,6 +406,32 @@ export const LIMITS = {
   /** Fires one scheduler workflow run handles before continue-as-new (keeps its history small). */
   schedulerFiresPerRun: 500,
   /**
+   * The shared fire schedule (schema/023): plain cron and interval tasks fire from this many
+   * shards, each a long-running activity (workflows/tasks/fire-shard.ts). A task's shard is
+   * stored when it registers; a worker started with a smaller count folds the rows of shards
+   * beyond it into the ones it runs (clients/task-fires.ts), so a change strands no row.
+   */
+  taskFireShards: 4,
+  /** A shard looks for rows registered since it went to sleep at least this often (a new task's first fire time is at most this late). */
+  taskFireShardPollMs: 500,
+  /** Due rows one shard claims and fires in one transaction. */
+  taskFireShardBatch: 200,
+  /** Runs one shard starts at once (each a run-log insert and a Temporal start). */
+  taskFireShardStartsAtOnce: 32,
+  /**
+   * A shard's heartbeat timeout: a shard lost with its worker moves to another worker about this
+   * fast (then tried again after taskFireShardRetryInitialMs), inside the 5 s on-time slack, so a
+   * kill -9 hands few fire times back to the misfire policy. The loop beats at every pass and every
+   * fire (the SDK sends at most one beat per 80 % of this); was 5 s: a kill then cost ~6 s.
+   */
+  taskFireShardHeartbeatTimeoutMs: 3_000,
+  /** A lost or failed shard activity is tried again this soon (then backing off to taskFireRetryMaxMs). */
+  taskFireShardRetryInitialMs: 200,
+  /** One shard activity returns after this long and its workflow starts the next: bounded attempts, small histories (a workflow task a minute per shard). */
+  taskFireShardActivityMs: 60_000,
+  /** Shard activities one fire-shard workflow run takes before continue-as-new. */
+  taskFireShardActivitiesPerRun: 100,
+  /**
    * A task activity that is one statement or one outgoing call (the run's log rows,
    * deliveries, auto-disable; the scheduler's fire times, skips and completion): one lost
    * with a crashed worker is retried soon, from taskActivityRetryInitialMs up to

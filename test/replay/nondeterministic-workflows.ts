@@ -23,3 +23,4 @@ export const taskSchedulerWorkflow = withExtraCommand(current.taskSchedulerWorkf
 export const taskRunWorkflow = withExtraCommand(current.taskRunWorkflow);
 export const otelExportWorkflow = withExtraCommand(current.otelExportWorkflow);
 export const tlogBuilderWorkflow = withExtraCommand(current.tlogBuilderWorkflow);
+export const taskFireShardWorkflow = withExtraCommand(current.taskFireShardWorkflow);

@@ -38,6 +38,8 @@ import { RetrySchema, TriggerSchema } from '../../api/tasks/contract';
 import { TASK_DEFAULTS, TaskAction, schedulerWorkflowId, type TaskDefinition } from '../../lib/domain/tasks';
 import { LIMITS } from '../../lib/domain/limits';
 import { TaskStore } from '../../lib/store/tasks';
+import { ensureFireShards } from '../../clients/task-fires';
+import { fireShardOf, fireShardWorkflowId } from '../../lib/domain/tasks/fire-shards';
 import type { RunResult } from '../../workflows/tasks/messages';
 import type { Pool } from 'pg';
 import type { IntentWorkflowResult } from '../../workflows/intents/messages';
@@ -189,6 +191,25 @@ async function successes(store: TaskStore, taskId: string, n: number): Promise<{
     await new Promise((r) => setTimeout(r, 100));
   }
   return done;
+}
+
+/**
+ * The history of a workflow that runs one long activity after another (the log builder, a fire
+ * shard), once its first activity has completed and the next is scheduled (within `runMs` + 30 s);
+ * then the workflow is terminated (it would run for ever).
+ */
+async function afterFirstActivity(handle: WorkflowHandle, runMs: number, what: string): Promise<History> {
+  const end = Date.now() + runMs + 30_000;
+  for (;;) {
+    const history: History = await handle.fetchHistory().catch(() => ({ events: [] }));
+    const events = history.events ?? [];
+    if (events.some((e) => e.activityTaskCompletedEventAttributes) && events.filter((e) => e.activityTaskScheduledEventAttributes).length >= 2) {
+      await handle.terminate('recorded');
+      return history;
+    }
+    assert(Date.now() < end, what);
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 /** Deletes the task, waits for its scheduler to end, and returns its (single) run's history. */
@@ -560,17 +581,22 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
   async 'tlog-builder'(ctx) {
     assert(ctx.tlog, 'tlog-builder: the worker builds the log');
     const handle = ctx.client.workflow.getHandle(tlogBuilderWorkflowId(await databaseInstanceId(ctx.pool)));
-    const end = Date.now() + LIMITS.tlogActivityRunMs + 30_000;
-    let history: History;
-    for (;;) {
-      history = await handle.fetchHistory().catch(() => ({ events: [] }));
-      const events = history.events ?? [];
-      if (events.some((e) => e.activityTaskCompletedEventAttributes) && events.filter((e) => e.activityTaskScheduledEventAttributes).length >= 2) break;
-      assert(Date.now() < end, 'tlog-builder: one buildLog run completes and the next is scheduled');
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    await handle.terminate('recorded');
+    const history = await afterFirstActivity(handle, LIMITS.tlogActivityRunMs, 'tlog-builder: one buildLog run completes and the next is scheduled');
     return [{ name: 'tlog-builder', history }];
+  },
+
+  /**
+   * The fire shard of the recorded tasks' queue (issue 15, workflows/tasks/fire-shard.ts),
+   * after the cron and interval scenarios fired from it: its first fireShard activity returns
+   * (after taskFireShardActivityMs) and the next is scheduled. Recorded while running, then terminated.
+   */
+  async 'task-fire-shard'(ctx) {
+    const instanceId = await databaseInstanceId(ctx.pool);
+    const ids = await ensureFireShards(ctx.client, ctx.pool, ctx.taskQueue);
+    const handle = ctx.client.workflow.getHandle(fireShardWorkflowId(instanceId, ctx.taskQueue, fireShardOf('record-cron', LIMITS.taskFireShards)));
+    assert(ids.includes(handle.workflowId), 'task-fire-shard: the shard is one of the queue\'s');
+    const history = await afterFirstActivity(handle, LIMITS.taskFireShardActivityMs, 'task-fire-shard: one fireShard activity completes and the next is scheduled');
+    return [{ name: 'task-fire-shard', history }];
   },
 
   /** (h) ttl_s 1: the intent expires (blocked, error expired) and, blocked without a retry, its workflow closes after a retention of 2 s. */

@@ -59,7 +59,9 @@ describe('workflow replay', () => {
           ? 'taskRunWorkflow'
           : f.startsWith('task-scheduler-')
             ? 'taskSchedulerWorkflow'
-            : f.startsWith('otel-')
+            : f.startsWith('task-fire-shard')
+              ? 'taskFireShardWorkflow'
+              : f.startsWith('otel-')
               ? 'otelExportWorkflow'
               : f.startsWith('tlog-')
                 ? 'tlogBuilderWorkflow'

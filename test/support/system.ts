@@ -20,6 +20,7 @@ import { configureLogger } from '../../lib/log';
 import type { DestinationStream } from 'pino';
 import { ensureSearchAttributes } from '../../lib/temporal';
 import { createTimekeeperWorker, type TimekeeperWorker } from '../../worker/worker';
+import { stopFireShards } from '../../clients/task-fires';
 import { TEST_ENV } from './env';
 import { temporalTracing } from '../../lib/otel/temporal-tracing';
 
@@ -172,6 +173,8 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
       sys.worker = undefined;
     },
     async stop() {
+      // Its queue's fire shards end with it: no other test system's workers poll that queue.
+      await stopFireShards(client, pool, taskQueue);
       await sys.stopWorker();
       await new Promise<void>((r) => {
         server.close(() => r());

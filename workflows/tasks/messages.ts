@@ -86,6 +86,24 @@ export interface NextAsk {
   lastFireMs: number;
 }
 
+/**
+ * A task's row of the shared fire schedule handed back to its scheduler (schema/023): its
+ * fire time came too late to be on time, so the scheduler applies the misfire policy from
+ * this cursor and last start, then registers the task again.
+ */
+export interface FiresReturned {
+  version: number;
+  cursorMs: number;
+  lastFireMs?: number;
+}
+
+/** The fire-shard workflow's input (workflows/tasks/fire-shard.ts). */
+export interface FireShardInput {
+  shard: number;
+  /** Shard activities taken by earlier runs (carried across continue-as-new). */
+  passesBefore?: number;
+}
+
 export interface RunResult {
   runId: string;
   status: 'success' | 'failed';
@@ -110,6 +128,8 @@ export const changedSignal = defineSignal<[TaskChange]>('changed');
 export const signalEventSignal = defineSignal<[SignalEvent]>('event');
 /** A run the scheduler asked to be woken for (task_run_wakes) has logged its finish: the run id. */
 export const runFinishedSignal = defineSignal<[string]>('run-finished');
+/** The shared fire schedule hands the task back: fire from this cursor (misfire policy), then register again. */
+export const firesReturnedSignal = defineSignal<[FiresReturned]>('fires-returned');
 export const schedulerStateQuery = defineQuery<SchedulerState>('state');
 export const runStateQuery = defineQuery<RunState>('state');
 /** An agent's result for a run that waits for it (POST /v1/runs/{run_id}/result); refusals come from the validator. */

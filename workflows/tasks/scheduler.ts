@@ -11,6 +11,12 @@
  * one workflow task; a buffer_one fire time waits for the signal run-finished, which a run
  * sends only when a wake was asked for (task_run_wakes). docs/architecture.md, "How a
  * scheduled task fires", has the design and the counts.
+ *
+ * Since patch SHARED_FIRES a plain cron or interval task (lib/domain/tasks/fire-shards.ts) does
+ * not fire from here at all: the scheduler registers it on the shared fire schedule
+ * (schema/023, local activity registerFires) and sleeps until the task changes; a fire shard
+ * starts its runs. A fire time the shard finds too late is handed back (signal
+ * fires-returned) and fired here under the misfire policy, then the task is registered again.
  */
 import {
   ChildWorkflowHandle,
@@ -33,13 +39,14 @@ import { triggerSignalNames } from '../../lib/domain/tasks/conditions';
 import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/tasks/signal-triggers';
 import type { SignalEvent } from '../../lib/domain/signals';
 import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
+import { firesShared } from '../../lib/domain/tasks/fire-shards';
 import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
-import { NextAsk, RunInput, SchedulerInput, SchedulerState, TaskChange, changedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
+import { FiresReturned, NextAsk, RunInput, SchedulerInput, SchedulerState, TaskChange, changedSignal, firesReturnedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
 import { taskRunWorkflow } from './run';
 
 const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
 // Starting a run is a PostgreSQL insert and a Temporal start: retried while either is down (the fire time waits, then runs).
-const { fireRun, watchRuns } = proxyLocalActivities<TaskActivities>({
+const { fireRun, watchRuns, registerFires, unregisterFires } = proxyLocalActivities<TaskActivities>({
   startToCloseTimeout: LIMITS.taskFireTimeoutMs,
   retry: { initialInterval: LIMITS.taskActivityRetryInitialMs, maximumInterval: LIMITS.taskFireRetryMaxMs },
 });
@@ -51,6 +58,8 @@ const { fireRun, watchRuns } = proxyLocalActivities<TaskActivities>({
 export const START_RUNS_BY_ACTIVITY = 'task-runs-started-by-activity';
 /** fireRun answers the fire time after the one it fired: one local activity per fire, not two (taskFireTimes). */
 export const FIRE_ANSWERS_NEXT = 'task-fire-answers-next';
+/** Plain cron and interval tasks fire from the shared fire schedule (schema/023), not from this workflow's timers. */
+export const SHARED_FIRES = 'task-fires-shared';
 const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
 const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: LIMITS.taskActivityTimeoutMs,
@@ -84,6 +93,15 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     wakes++;
   });
   let nextFireMs: number | null = null;
+  /** Took the SHARED_FIRES path: set at the first plain schedule that asks. */
+  let shared = false;
+  /** The task's row is on the shared fire schedule (at task.version). */
+  let registered = false;
+  /** The shared fire schedule handed the task back (a fire time too late to be on time). */
+  let returned: FiresReturned | undefined;
+  setHandler(firesReturnedSignal, (r: FiresReturned) => {
+    if (registered && r.version === task.version) returned = r;
+  });
   /** Signals not yet taken in (delay and condition triggers); a paused task drops them. */
   const inbox: SignalEvent[] = [];
   let signalsTaken = 0;
@@ -287,7 +305,39 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     task.signalState = task.enabled && !task.deleted ? st : { ...st, pending: [] };
   }
 
+  /**
+   * The SHARED_FIRES path: registers the task on the shared fire schedule and sleeps until it
+   * changes (false) or a fire time is handed back (true: the loop fires it under the misfire
+   * policy from the returned cursor, then registers again).
+   */
+  async function fireFromShard(): Promise<boolean> {
+    returned = undefined;
+    nextFireMs = await registerFires({ taskId: task.taskId, version: task.version, definition: task.definition, cursorMs: task.cursorMs, lastFireMs: task.lastFireMs });
+    registered = true;
+    await condition(() => changed || returned !== undefined);
+    if (changed) return false;
+    const r = returned!;
+    returned = undefined;
+    task.cursorMs = Math.max(task.cursorMs, r.cursorMs);
+    task.lastFireMs = r.lastFireMs;
+    return true;
+  }
+
+  /** Takes the task off the shared fire schedule when it no longer fires from there (paused, deleted, another trigger). */
+  async function leaveShard(): Promise<void> {
+    if (!registered || (task.enabled && !task.deleted && firesShared(task.definition))) return;
+    const was = await unregisterFires({ taskId: task.taskId, version: task.version });
+    registered = false;
+    // What the shard did meanwhile becomes this workflow's own again (the query, continue-as-new).
+    if (was) {
+      fires += was.fires;
+      task.cursorMs = Math.max(task.cursorMs, was.cursorMs);
+      if (task.enabled && was.lastFireMs !== undefined) task.lastFireMs = Math.max(task.lastFireMs ?? was.lastFireMs, was.lastFireMs);
+    }
+  }
+
   while (!task.deleted) {
+    await leaveShard();
     if (!task.enabled) {
       nextFireMs = null;
       await condition(() => changed);
@@ -299,6 +349,14 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       await signalTriggerLoop();
       changed = false;
       continue;
+    }
+    if (firesShared(d) && (shared || patched(SHARED_FIRES))) {
+      shared = true;
+      if (!(await fireFromShard())) {
+        changed = false;
+        continue;
+      }
+      known = undefined;
     }
     const answered = known?.version === task.version ? known.times : undefined;
     known = undefined;
@@ -362,6 +420,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, firesBefore: (task.firesBefore ?? 0) + fires });
     }
   }
+  await leaveShard();
   // Deleted: runs already started finish on their own (they were started with ABANDON); a
   // fire time still waiting under buffer_one will not run, and the log says so.
   if (buffered) {

@@ -125,3 +125,22 @@ test('rows stay with their task queue, and a smaller shard count folds the shard
   // The other queue's row is untouched: its own workers fold it.
   expect(await store.nextDue(other, 6)).toBe(60_000);
 });
+
+test('a connection lost while a batch is held fails the batch, not the process, and the row is claimed again', async () => {
+  const queue = uid('q');
+  const taskId = uid('t');
+  await store.register({ taskId, queue, shard: 0, version: 1, definition, cursorMs: 0 }, minuteAfter);
+  const batch = await store.claimDue(queue, 0, 60_000, 10);
+  expect(batch.rows.map((r) => r.taskId)).toEqual([taskId]);
+  // The server ends the batch's connection (as a crash would): the client gets an 'error' event
+  // while idle in its transaction, which would kill this process without the store's listener.
+  const { rows } = await sys.ownerPool.query(
+    `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE '%FOR UPDATE OF s SKIP LOCKED%' AND pid <> pg_backend_pid()`,
+  );
+  expect(rows.map((r) => r.ok)).toContain(true);
+  await expect(batch.advance(taskId, 60_000, 120_000, 60_100)).rejects.toThrow();
+  await expect(batch.done(false)).rejects.toThrow();
+  const again = await store.claimDue(queue, 0, 60_000, 10);
+  expect(again.rows.map((r) => [r.taskId, r.fires])).toEqual([[taskId, 0]]);
+  await again.done(true);
+});

@@ -5,6 +5,7 @@
  * hands it back to the task's scheduler (too late to fire on time: the misfire policy decides).
  */
 import type { Pool, PoolClient } from 'pg';
+import { inTransaction, isConnectionError } from '../../db';
 import type { TaskDefinition } from '../../domain/tasks';
 
 export interface FireRow {
@@ -62,15 +63,10 @@ export class FireScheduleStore {
    * the next fire time is computed from them by `nextOf` (pure). Answers the row as stored.
    */
   async register(r: Registration, nextOf: (cursorMs: number, lastFireMs: number | undefined) => Promise<number | null>): Promise<FireRow> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
+    return inTransaction(this.pool, async (c) => {
       const held = await c.query(`SELECT * FROM task_fire_schedule WHERE task_id = $1 FOR UPDATE`, [r.taskId]);
       const old = held.rows.length ? rowOf(held.rows[0]) : undefined;
-      if (old && (old.version > r.version || (old.version === r.version && !held.rows[0].returned))) {
-        await c.query('COMMIT');
-        return old;
-      }
+      if (old && (old.version > r.version || (old.version === r.version && !held.rows[0].returned))) return old;
       const cursorMs = Math.max(old?.cursorMs ?? r.cursorMs, r.cursorMs);
       const lastFireMs = r.lastFireMs === undefined ? undefined : Math.max(old?.lastFireMs ?? r.lastFireMs, r.lastFireMs);
       const nextFireMs = await nextOf(cursorMs, lastFireMs);
@@ -82,14 +78,8 @@ export class FireScheduleStore {
          RETURNING *`,
         [r.taskId, r.shard, r.version, JSON.stringify(r.definition), nextFireMs, cursorMs, lastFireMs ?? null, r.queue],
       );
-      await c.query('COMMIT');
       return rowOf(res.rows[0]);
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      c.release();
-    }
+    });
   }
 
   /**
@@ -122,10 +112,20 @@ export class FireScheduleStore {
    */
   async claimDue(queue: string, shard: number, nowMs: number, limit: number): Promise<DueBatch> {
     const c: PoolClient = await this.pool.connect();
+    // Held across the batch's Temporal starts: a connection lost meanwhile (a database crash)
+    // must fail the batch, not the process (an 'error' event with no listener kills it; see
+    // lib/db.ts inTransaction), and the broken client is destroyed, not pooled.
+    let lost: Error | undefined;
+    const onError = (err: Error) => {
+      lost = err;
+    };
+    c.on('error', onError);
     let released = false;
     const release = (err?: Error) => {
-      if (!released) c.release(err);
+      if (released) return;
       released = true;
+      c.removeListener('error', onError);
+      c.release(err ?? lost ?? undefined);
     };
     try {
       await c.query('BEGIN');
@@ -155,14 +155,14 @@ export class FireScheduleStore {
             await c.query(ok ? 'COMMIT' : 'ROLLBACK');
             release();
           } catch (err) {
-            release(err as Error);
+            release(isConnectionError(err) ? (err as Error) : undefined);
             throw err;
           }
         },
       };
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
-      release(err as Error);
+      release(isConnectionError(err) ? (err as Error) : undefined);
       throw err;
     }
   }

@@ -92,15 +92,10 @@ export async function runFireShard(deps: FireShardDeps, queue: string, shard: nu
     failed = 0;
     const back: FireRow[] = [];
     try {
-      const batch = await deps.store.claimDue(queue, shard, Date.now(), LIMITS.taskFireShardBatch);
-      claimed = batch.rows.length;
-      let ok = false;
-      try {
+      await deps.store.claimDue(queue, shard, Date.now(), LIMITS.taskFireShardBatch, async (batch) => {
+        claimed = batch.rows.length;
         await eachLimited(batch.rows, LIMITS.taskFireShardStartsAtOnce, (row) => fireRow(batch, row, back));
-        ok = true;
-      } finally {
-        await batch.done(ok);
-      }
+      });
     } catch (err) {
       deps.warn(`shard ${shard}: a pass failed; trying again`, err);
       await ctl.sleep(LIMITS.taskActivityRetryInitialMs);

@@ -187,6 +187,11 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     return fireTimes(i.trigger, i.calendar, i.afterMs, i.count, i.untilMs ?? Infinity, { lastFireMs: i.lastFireMs });
   }
 
+  /** The one fire time after `afterMs` (pure), null when the trigger has none left. */
+  async function nextFireTime(a: { trigger: Trigger; calendar?: Calendar; afterMs: number; lastFireMs?: number }): Promise<number | null> {
+    return (await taskFireTimes({ ...a, count: 1 }))[0] ?? null;
+  }
+
   async function recordRun(e: RunLogInput): Promise<void> {
     await store.recordRun({ ...e, summary: e.summary === undefined ? undefined : cutSummary(e.summary), reason: e.reason?.slice(0, LIMITS.taskReasonMaxChars) });
     metrics.taskRuns.inc({ status: e.status, trigger: e.trigger });
@@ -225,7 +230,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const t = performance.now();
     try {
       // The next fire time first: pure, so nothing is started when it cannot be answered.
-      const next = i.next && ((await taskFireTimes({ ...i.next, count: 1 }))[0] ?? null);
+      const next = i.next && (await nextFireTime(i.next));
       const outcome = await fire(i);
       return next === undefined ? outcome : { ...outcome, next };
     } finally {
@@ -577,10 +582,9 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const d = i.definition;
     // A local activity: its task queue is its scheduler's, whose workers run the shard.
     const queue = Context.current().info.taskQueue;
-    const row = await fireSchedule.register({ ...i, queue, shard: fireShardOf(i.taskId, LIMITS.taskFireShards) }, async (afterMs, lastFireMs) => {
-      const [next] = await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs, count: 1, lastFireMs });
-      return next ?? null;
-    });
+    const row = await fireSchedule.register({ ...i, queue, shard: fireShardOf(i.taskId, LIMITS.taskFireShards) }, (afterMs, lastFireMs) =>
+      nextFireTime({ trigger: d.trigger, calendar: d.calendar, afterMs, lastFireMs }),
+    );
     return row.nextFireMs;
   }
 
@@ -608,7 +612,7 @@ export function createTaskActivities(deps: TaskActivityDeps) {
             metrics.taskFirstAttemptSteps.observe({ step: 'fire' }, secondsSince(t));
           }
         },
-        nextAfter: async (d, afterMs, lastFireMs) => (await taskFireTimes({ trigger: d.trigger, calendar: d.calendar, afterMs, count: 1, lastFireMs }))[0] ?? null,
+        nextAfter: (d, afterMs, lastFireMs) => nextFireTime({ trigger: d.trigger, calendar: d.calendar, afterMs, lastFireMs }),
         handBack: (taskId, r) => control().returnFires(taskId, r),
         warn: (msg, err) => log.warn({ err: (err as Error)?.message }, msg),
       },

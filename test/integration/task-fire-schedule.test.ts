@@ -32,10 +32,10 @@ test('registering again at the same version keeps the row its shard moved on; a 
   const first = await store.register({ taskId, queue, shard: 0, version: 1, definition, cursorMs: 1_000 }, minuteAfter);
   expect(first).toMatchObject({ taskId, version: 1, cursorMs: 1_000, nextFireMs: 61_000, fires: 0 });
 
-  const batch = await store.claimDue(queue, 0, 61_000, 10);
-  expect(batch.rows.map((r) => r.taskId)).toEqual([taskId]);
-  await batch.advance(taskId, 61_000, 121_000, 61_500);
-  await batch.done(true);
+  await store.claimDue(queue, 0, 61_000, 10, async (batch) => {
+    expect(batch.rows.map((r) => r.taskId)).toEqual([taskId]);
+    await batch.advance(taskId, 61_000, 121_000, 61_500);
+  });
 
   // The scheduler after continue-as-new or a restart: its own copy says cursor 1,000.
   const again = await store.register({ taskId, queue, shard: 0, version: 1, definition, cursorMs: 1_000 }, minuteAfter);
@@ -54,20 +54,14 @@ test('a row handed back is not claimed until registered again (or taken back); t
   const queue = uid('q');
   const taskId = uid('t');
   await store.register({ taskId, queue, shard: 1, version: 1, definition, cursorMs: 0 }, minuteAfter);
-  const batch = await store.claimDue(queue, 1, 60_000, 10);
-  await batch.giveBack(taskId);
-  await batch.done(true);
-  const none = await store.claimDue(queue, 1, 10_000_000, 10);
-  expect(none.rows).toEqual([]);
-  await none.done(true);
+  await store.claimDue(queue, 1, 60_000, 10, (batch) => batch.giveBack(taskId));
+  expect(await store.claimDue(queue, 1, 10_000_000, 10, async (none) => none.rows)).toEqual([]);
   expect(await store.nextDue(queue, 1)).toBeUndefined();
 
   // The signal could not be sent: the row is the shard's again.
   await store.takeBackReturn(taskId, 1);
   expect(await store.nextDue(queue, 1)).toBe(60_000);
-  const b2 = await store.claimDue(queue, 1, 60_000, 10);
-  await b2.giveBack(taskId);
-  await b2.done(true);
+  await store.claimDue(queue, 1, 60_000, 10, (b2) => b2.giveBack(taskId));
   // The scheduler fired it under the misfire policy and registers again at the same version.
   const back = await store.register({ taskId, queue, shard: 1, version: 1, definition, cursorMs: 300_000, lastFireMs: 300_100 }, minuteAfter);
   expect(back).toMatchObject({ cursorMs: 300_000, nextFireMs: 360_000, lastFireMs: 300_100 });
@@ -78,35 +72,42 @@ test('two claims of one shard never hold the same row, and a rolled-back batch l
   const queue = uid('q');
   const ids = Array.from({ length: 6 }, () => uid('t'));
   for (const taskId of ids) await store.register({ taskId, queue, shard: 2, version: 1, definition, cursorMs: 0 }, minuteAfter);
-  const a = await store.claimDue(queue, 2, 60_000, 4);
-  const b = await store.claimDue(queue, 2, 60_000, 4);
-  const held = [...a.rows, ...b.rows].map((r) => r.taskId);
+  const rollBack = new Error('roll back');
+  let held: string[] = [];
+  // Both batches held at once (the second claimed inside the first), both rolled back after moving every row on.
+  const claim = (inner: () => Promise<void>) =>
+    store.claimDue(queue, 2, 60_000, 4, async (batch) => {
+      held = [...held, ...batch.rows.map((r) => r.taskId)];
+      for (const r of batch.rows) await batch.advance(r.taskId, 60_000, 120_000, 60_100);
+      await inner();
+      throw rollBack;
+    });
+  await expect(claim(() => claim(async () => undefined))).rejects.toBe(rollBack);
   expect(held).toHaveLength(6);
   expect(new Set(held).size).toBe(6);
-  await a.done(false);
-  await b.done(false);
-  const c = await store.claimDue(queue, 2, 60_000, 10);
-  expect(c.rows.map((r) => r.nextFireMs)).toEqual(Array(6).fill(60_000));
-  await c.done(true);
+  const after = await store.claimDue(queue, 2, 60_000, 10, async (c) => c.rows.map((r) => [r.nextFireMs, r.fires]));
+  expect(after).toEqual(Array(6).fill([60_000, 0]));
 });
 
 test('taking a task out waits for the batch that holds its row, and answers what the row did', async () => {
   const queue = uid('q');
   const taskId = uid('t');
   await store.register({ taskId, queue, shard: 3, version: 1, definition, cursorMs: 0 }, minuteAfter);
-  const batch = await store.claimDue(queue, 3, 60_000, 10);
-  const out = store.unregister(taskId, 1);
   let settled = false;
-  void out.then(() => (settled = true));
-  // Blocked on the batch's row lock (a condition, not a sleep).
-  await eventually(async () => {
-    const r = await sys.ownerPool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM task_fire_schedule%'`);
-    return r.rows.length > 0 ? true : undefined;
-  }, 10_000);
-  expect(settled).toBe(false);
-  await batch.advance(taskId, 60_000, 120_000, 60_200);
-  await batch.done(true);
-  expect(await out).toMatchObject({ taskId, cursorMs: 60_000, lastFireMs: 60_200, fires: 1 });
+  // Answered wrapped: an async body returning the promise itself would wait for it before committing.
+  const { taken } = await store.claimDue(queue, 3, 60_000, 10, async (batch) => {
+    const unregistering = store.unregister(taskId, 1);
+    void unregistering.then(() => (settled = true));
+    // Blocked on the batch's row lock (a condition, not a sleep).
+    await eventually(async () => {
+      const r = await sys.ownerPool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM task_fire_schedule%'`);
+      return r.rows.length > 0 ? true : undefined;
+    }, 10_000);
+    expect(settled).toBe(false);
+    await batch.advance(taskId, 60_000, 120_000, 60_200);
+    return { taken: unregistering };
+  });
+  expect(await taken).toMatchObject({ taskId, cursorMs: 60_000, lastFireMs: 60_200, fires: 1 });
   expect(await store.get(taskId)).toBeUndefined();
 });
 
@@ -119,9 +120,7 @@ test('rows stay with their task queue, and a smaller shard count folds the shard
   await store.register({ taskId: theirs, queue: other, shard: 6, version: 1, definition, cursorMs: 0 }, minuteAfter);
   expect(await store.foldShards(mine, 4)).toBe(1);
   expect(await store.nextDue(mine, 6)).toBeUndefined();
-  const b = await store.claimDue(mine, 2, 60_000, 10);
-  expect(b.rows.map((r) => r.taskId)).toEqual([taskId]);
-  await b.done(true);
+  expect(await store.claimDue(mine, 2, 60_000, 10, async (b) => b.rows.map((r) => r.taskId))).toEqual([taskId]);
   // The other queue's row is untouched: its own workers fold it.
   expect(await store.nextDue(other, 6)).toBe(60_000);
 });
@@ -130,17 +129,16 @@ test('a connection lost while a batch is held fails the batch, not the process, 
   const queue = uid('q');
   const taskId = uid('t');
   await store.register({ taskId, queue, shard: 0, version: 1, definition, cursorMs: 0 }, minuteAfter);
-  const batch = await store.claimDue(queue, 0, 60_000, 10);
-  expect(batch.rows.map((r) => r.taskId)).toEqual([taskId]);
-  // The server ends the batch's connection (as a crash would): the client gets an 'error' event
-  // while idle in its transaction, which would kill this process without the store's listener.
-  const { rows } = await sys.ownerPool.query(
-    `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE '%FOR UPDATE OF s SKIP LOCKED%' AND pid <> pg_backend_pid()`,
-  );
-  expect(rows.map((r) => r.ok)).toContain(true);
-  await expect(batch.advance(taskId, 60_000, 120_000, 60_100)).rejects.toThrow();
-  await expect(batch.done(false)).rejects.toThrow();
-  const again = await store.claimDue(queue, 0, 60_000, 10);
-  expect(again.rows.map((r) => [r.taskId, r.fires])).toEqual([[taskId, 0]]);
-  await again.done(true);
+  const claimed = store.claimDue(queue, 0, 60_000, 10, async (batch) => {
+    expect(batch.rows.map((r) => r.taskId)).toEqual([taskId]);
+    // The server ends the batch's connection (as a crash would): the client gets an 'error' event
+    // while idle in its transaction, which would kill this process without the store's listener.
+    const { rows } = await sys.ownerPool.query(
+      `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE '%FOR UPDATE OF s SKIP LOCKED%' AND pid <> pg_backend_pid()`,
+    );
+    expect(rows.map((r) => r.ok)).toContain(true);
+    await batch.advance(taskId, 60_000, 120_000, 60_100);
+  });
+  await expect(claimed).rejects.toThrow();
+  expect(await store.claimDue(queue, 0, 60_000, 10, async (again) => again.rows.map((r) => [r.taskId, r.fires]))).toEqual([[taskId, 0]]);
 });

@@ -12,16 +12,16 @@ import type { FiresReturned } from '../../workflows/tasks/messages';
 
 const definition = { trigger: { type: 'interval', every_s: 60, mode: 'aligned' }, misfire_grace_s: 0 } as unknown as TaskDefinition;
 
-/** Rows as the table holds them; a batch commits its changes on done(true) only. */
+/** Rows as the table holds them; a batch commits its changes only when its body returns. */
 function memoryStore(rows: FireRow[]) {
   const returned = new Set<string>();
   const store = {
     rows,
     returned,
-    async claimDue(_q: string, _s: number, nowMs: number, limit: number): Promise<DueBatch> {
+    async claimDue<T>(_q: string, _s: number, nowMs: number, limit: number, fn: (b: DueBatch) => Promise<T>): Promise<T> {
       const due = rows.filter((r) => r.nextFireMs !== null && r.nextFireMs <= nowMs && !returned.has(r.taskId)).slice(0, limit);
       const pending: (() => void)[] = [];
-      return {
+      const out = await fn({
         rows: due.map((r) => ({ ...r })),
         advance: async (taskId, firedMs, next, lastFireMs) => {
           pending.push(() => Object.assign(rows.find((r) => r.taskId === taskId)!, { cursorMs: firedMs, nextFireMs: next, lastFireMs, fires: rows.find((r) => r.taskId === taskId)!.fires + 1 }));
@@ -29,10 +29,9 @@ function memoryStore(rows: FireRow[]) {
         giveBack: async (taskId) => {
           pending.push(() => returned.add(taskId));
         },
-        done: async (ok) => {
-          if (ok) for (const p of pending) p();
-        },
-      };
+      });
+      for (const p of pending) p();
+      return out;
     },
     async nextDue() {
       const next = rows.filter((r) => r.nextFireMs !== null && !returned.has(r.taskId)).map((r) => r.nextFireMs!);
@@ -134,9 +133,9 @@ test('a pass that cannot claim (PostgreSQL away) is tried again after a pause, n
   const store = memoryStore(rows);
   const flaky = {
     ...store,
-    claimDue: async (...a: Parameters<typeof store.claimDue>) => {
+    claimDue: async <T>(q: string, s: number, nowMs: number, limit: number, fn: (b: DueBatch) => Promise<T>) => {
       if (++claims === 1) throw new Error('connection refused');
-      return store.claimDue(...a);
+      return store.claimDue(q, s, nowMs, limit, fn);
     },
   };
   const { fired } = await run(rows, { store: flaky as unknown as FireScheduleStore }, 3);

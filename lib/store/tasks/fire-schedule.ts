@@ -4,8 +4,8 @@
  * of its shard, and for each either moves it on to its next fire time (its run started) or
  * hands it back to the task's scheduler (too late to fire on time: the misfire policy decides).
  */
-import type { Pool, PoolClient } from 'pg';
-import { inTransaction, isConnectionError } from '../../db';
+import type { Pool } from 'pg';
+import { inTransaction } from '../../db';
 import type { TaskDefinition } from '../../domain/tasks';
 
 export interface FireRow {
@@ -40,15 +40,13 @@ const rowOf = (r: Record<string, unknown>): FireRow => ({
   fires: Number(r.fires),
 });
 
-/** A claimed batch of due rows, held (FOR UPDATE) until `done`: a scheduler taking its task out waits for it. */
+/** A claimed batch of due rows, held (FOR UPDATE) while claimDue's body runs: a scheduler taking its task out waits for it. */
 export interface DueBatch {
   rows: FireRow[];
   /** Moves a fired row on: its cursor to the fire time fired, its next fire time, one more fire. */
   advance(taskId: string, firedMs: number, nextFireMs: number | null, lastFireMs: number): Promise<void>;
   /** Hands the row back to its scheduler (it fires no more until registered again); its cursor and last start as they were. */
   giveBack(taskId: string): Promise<void>;
-  /** Commits (ok) or rolls back the batch and releases the rows. */
-  done(ok: boolean): Promise<void>;
 }
 
 export class FireScheduleStore {
@@ -108,27 +106,13 @@ export class FireScheduleStore {
   /**
    * Claims up to `limit` rows of the shard due at `nowMs`, oldest first, skipping rows another
    * shard loop holds and rows whose task has a newer version than registered (the scheduler
-   * is about to register it again, or take it out).
+   * is about to register it again, or take it out), and runs `fn` over them in the claim's
+   * transaction: it commits when `fn` returns and rolls back when it throws. The transaction is
+   * held across the batch's Temporal starts; inTransaction keeps a connection lost meanwhile (a
+   * database crash) from killing the process and destroys the broken client.
    */
-  async claimDue(queue: string, shard: number, nowMs: number, limit: number): Promise<DueBatch> {
-    const c: PoolClient = await this.pool.connect();
-    // Held across the batch's Temporal starts: a connection lost meanwhile (a database crash)
-    // must fail the batch, not the process (an 'error' event with no listener kills it; see
-    // lib/db.ts inTransaction), and the broken client is destroyed, not pooled.
-    let lost: Error | undefined;
-    const onError = (err: Error) => {
-      lost = err;
-    };
-    c.on('error', onError);
-    let released = false;
-    const release = (err?: Error) => {
-      if (released) return;
-      released = true;
-      c.removeListener('error', onError);
-      c.release(err ?? lost ?? undefined);
-    };
-    try {
-      await c.query('BEGIN');
+  async claimDue<T>(queue: string, shard: number, nowMs: number, limit: number, fn: (batch: DueBatch) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, async (c) => {
       const r = await c.query(
         `SELECT s.* FROM task_fire_schedule s
           WHERE s.queue = $4 AND s.shard = $1 AND s.next_fire_ms IS NOT NULL AND NOT s.returned AND s.next_fire_ms <= $2
@@ -137,7 +121,7 @@ export class FireScheduleStore {
           FOR UPDATE OF s SKIP LOCKED`,
         [shard, nowMs, limit, queue],
       );
-      return {
+      return fn({
         rows: r.rows.map(rowOf),
         advance: async (taskId, firedMs, nextFireMs, lastFireMs) => {
           await c.query(`UPDATE task_fire_schedule SET cursor_ms = GREATEST(cursor_ms, $2), next_fire_ms = $3, last_fire_ms = $4, fires = fires + 1 WHERE task_id = $1`, [
@@ -150,21 +134,8 @@ export class FireScheduleStore {
         giveBack: async (taskId) => {
           await c.query(`UPDATE task_fire_schedule SET returned = true WHERE task_id = $1`, [taskId]);
         },
-        done: async (ok) => {
-          try {
-            await c.query(ok ? 'COMMIT' : 'ROLLBACK');
-            release();
-          } catch (err) {
-            release(isConnectionError(err) ? (err as Error) : undefined);
-            throw err;
-          }
-        },
-      };
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      release(isConnectionError(err) ? (err as Error) : undefined);
-      throw err;
-    }
+      });
+    });
   }
 
   /** Moves the queue's rows of shards `count` and beyond into the first `count` (the shard count went down). */

@@ -25,7 +25,7 @@ import { FireScheduleStore } from '../lib/store/tasks/fire-schedule';
 import { FiresReturned, RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, firesReturnedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
 import { domainErrorOf, isDeadline, workflowGone } from './failures';
 import { RUN_PATCHES, taskRunWorkflow } from '../workflows/tasks/run';
-import { signalWithStartScheduler } from './task-scheduler';
+import { signalWithStartScheduler, startScheduler } from './task-scheduler';
 
 export interface TaskClientOptions {
   client: Client;
@@ -46,10 +46,14 @@ export class TaskClient {
     this.fireSchedule = new FireScheduleStore(opts.pool);
   }
 
-  /** Stores a validated definition (version 1), with the agent that created it if one did, and starts its scheduler. */
+  /** Stores a validated definition (version 1), with the agent that created it if one did, and starts its scheduler (no signal: nothing runs for a new id). */
   async create(definition: TaskDefinition, enabled: boolean, createdBy?: string): Promise<TaskRow> {
     const row = await this.store.appendHistory({ taskId: definition.task_id, expectedSeq: 0, action: TaskAction.Create, definition, enabled, createdBy });
-    await this.notify(row);
+    try {
+      await startScheduler(this.opts, row.task_id, changeOf(row), changedSignal);
+    } catch (err) {
+      throw this.classify(err);
+    }
     return row;
   }
 

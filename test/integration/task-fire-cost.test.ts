@@ -12,7 +12,11 @@ import { fireShardOf, fireShardWorkflowId } from '../../lib/domain/tasks/fire-sh
 import { databaseInstanceId } from '../../lib/store/instance';
 import { protocolAnswer } from '../support/fake-services';
 import { eventually } from '../support';
-import { useTaskTestSystem } from '../support/task-system';
+import { schedulerState, useTaskTestSystem } from '../support/task-system';
+import { startScheduler } from '../../clients/task-scheduler';
+import { taskRunQueues } from '../../lib/config';
+import type { TaskDefinition } from '../../lib/domain/tasks';
+import { changedSignal } from '../../workflows/tasks/messages';
 
 const t = useTaskTestSystem();
 type Event = temporal.api.history.v1.IHistoryEvent;
@@ -47,7 +51,11 @@ test('a fire costs the scheduler nothing (it sleeps on the shared fire schedule)
   expect(scheduler.filter((n) => n.startsWith('ACTIVITY_TASK'))).toEqual([]);
   expect(scheduler.filter((n) => n.startsWith('TIMER'))).toEqual([]);
   // No run woke it: nothing asked (overlap skip, runs over before the next fire time).
-  expect(scheduler.filter((n) => n === 'WORKFLOW_EXECUTION_SIGNALED').length).toBe(2); // the create's and the delete's `changed`
+  expect(scheduler.filter((n) => n === 'WORKFLOW_EXECUTION_SIGNALED').length).toBe(1); // the delete's `changed`: a create starts it without a signal
+  // Its patches came with its input (SchedulerInput.patches): no core_patch marker and no
+  // TemporalChangeVersion upsert, a visibility write per create.
+  expect(schedulerEvents.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
+  expect(scheduler.filter((n) => n === 'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES')).toEqual([]);
   // The log counts the fires (a run or a skip each); the scheduler's history does not grow with
   // them: its start (registerFires) and the delete (unregisterFires), whatever the fires.
   const fires = (await t.runsOldestFirst(id)).length;
@@ -92,4 +100,24 @@ test('a run over by its log frees the task although its workflow is gone; a work
   expect(Date.parse(next.scheduled_at)).toBeGreaterThan(Date.parse(first.scheduled_at));
   await t.tk.tasks.delete(id);
   for (const r of (await t.runsOldestFirst(id)).filter((x) => x.status === 'running')) await t.sys.client.workflow.getHandle(r.run_id).terminate('test over').catch(() => undefined);
+});
+
+test('a create starts its scheduler without a signal; one already running under the id (a database reset under a live cluster) is told the change instead', async () => {
+  const id = t.uid('start');
+  const created = await t.tk.tasks.create({ task_id: id, trigger: { type: 'cron', expression: '0 0 1 1 *', timezone: 'UTC' }, agent: { type: 'webhook', url: await fastAgentUrl(), prompt_template: 'go' } });
+  expect((await schedulerState(t.sys, id)).version).toBe(1);
+  const started = names(await historyOf(schedulerWorkflowId(id)));
+  expect(started.filter((n) => n === 'WORKFLOW_EXECUTION_SIGNALED')).toEqual([]);
+
+  // The id's scheduler runs; a second first version arrives (its task row gone with a reset): no
+  // WorkflowExecutionAlreadyStarted to the caller, the running scheduler takes the newer change.
+  const target = { client: t.sys.client, taskQueue: t.sys.config.taskQueue, runQueues: taskRunQueues(t.sys.config) };
+  const change = { version: 2, definition: { ...created.definition, name: 'renamed' } as TaskDefinition, enabled: true, deleted: false };
+  await startScheduler(target, id, change, changedSignal);
+  const state = await eventually(async () => {
+    const s = await schedulerState(t.sys, id);
+    return s.version === 2 ? s : undefined;
+  });
+  expect(state).toMatchObject({ taskId: id, version: 2, enabled: true, deleted: false });
+  await t.tk.tasks.delete(id).catch(() => undefined);
 });

@@ -33,6 +33,12 @@ export interface SchedulerInput extends TaskChange {
   firesBefore?: number;
   /** Delay and condition triggers: waiting runs, the condition's state, signal ids seen (carried across continue-as-new). */
   signalState?: SignalTriggerState;
+  /**
+   * The patches (SCHEDULER_PATCHES, workflows/tasks/scheduler.ts) its starter's code already
+   * has, as RunInput.patches: no patch marker and no TemporalChangeVersion upsert (a visibility
+   * write) per create. Absent in older schedulers, which ask patched() as before.
+   */
+  patches?: string[];
 }
 
 export interface SchedulerState {

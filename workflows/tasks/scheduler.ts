@@ -60,6 +60,8 @@ export const START_RUNS_BY_ACTIVITY = 'task-runs-started-by-activity';
 export const FIRE_ANSWERS_NEXT = 'task-fire-answers-next';
 /** Plain cron and interval tasks fire from the shared fire schedule (schema/023), not from this workflow's timers. */
 export const SHARED_FIRES = 'task-fires-shared';
+/** The patches of this code, given to every scheduler it starts or continues (SchedulerInput.patches). */
+export const SCHEDULER_PATCHES = [START_RUNS_BY_ACTIVITY, FIRE_ANSWERS_NEXT, SHARED_FIRES];
 const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
 const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: LIMITS.taskActivityTimeoutMs,
@@ -69,6 +71,8 @@ const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
 export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void> {
   /** The task as this scheduler knows it (definition, version, enabled, deleted) and its cursor: what continue-as-new carries over. */
   const task = { ...input };
+  /** A patch this scheduler's starter already had, or patched() for schedulers started before that field. */
+  const hasPatch = (id: string) => input.patches?.includes(id) || patched(id);
   let changed = false;
   let fires = 0;
   const running = new Map<string, ChildWorkflowHandle<typeof taskRunWorkflow>>();
@@ -236,7 +240,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
    * `next` (fireRun path) the answer is the fire time after it (null: none), else undefined.
    */
   async function fire(nominalMs: number, trigger: RunTrigger, extra: RunExtra = {}, next?: NextAsk): Promise<number | null | undefined> {
-    if (viaActivity || patched(START_RUNS_BY_ACTIVITY)) {
+    if (viaActivity || hasPatch(START_RUNS_BY_ACTIVITY)) {
       viaActivity = true;
       return fireByActivity(nominalMs, trigger, extra, !buffered, next);
     }
@@ -298,7 +302,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       task.signalState = st;
       if (signalsTaken + fires >= LIMITS.schedulerSignalsPerRun && busy() === 0 && !buffered && inbox.length === 0) {
         await condition(allHandlersFinished);
-        await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, firesBefore: (task.firesBefore ?? 0) + fires });
+        await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, patches: SCHEDULER_PATCHES, firesBefore: (task.firesBefore ?? 0) + fires });
       }
     }
     // Paused, deleted or redefined: waiting runs are dropped, a new trigger starts afresh.
@@ -350,7 +354,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       changed = false;
       continue;
     }
-    if (firesShared(d) && (shared || patched(SHARED_FIRES))) {
+    if (firesShared(d) && (shared || hasPatch(SHARED_FIRES))) {
       shared = true;
       if (!(await fireFromShard())) {
         changed = false;
@@ -390,7 +394,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     const grace = d.trigger.type === 'cron' && !d.trigger.tolerant ? 0 : d.misfire_grace_s * 1000;
     if (now - next <= Math.max(grace, LIMITS.taskOnTimeSlackMs)) {
       const version = task.version;
-      asksNext ||= patched(FIRE_ANSWERS_NEXT);
+      asksNext ||= hasPatch(FIRE_ANSWERS_NEXT);
       const after = await fire(next, 'schedule', {}, asksNext ? { trigger: d.trigger, calendar: d.calendar, afterMs: next, lastFireMs: now } : undefined);
       task.cursorMs = next;
       task.lastFireMs = now;
@@ -417,7 +421,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
 
     if (fires >= LIMITS.schedulerFiresPerRun && busy() === 0 && !buffered) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, firesBefore: (task.firesBefore ?? 0) + fires });
+      await continueAsNew<typeof taskSchedulerWorkflow>({ ...task, patches: SCHEDULER_PATCHES, firesBefore: (task.firesBefore ?? 0) + fires });
     }
   }
   await leaveShard();

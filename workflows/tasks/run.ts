@@ -18,7 +18,6 @@ import {
   TimeoutFailure,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -34,6 +33,7 @@ import { CANCELLED_REASON_PREFIX, backoffBeforeAttempt, schedulerWorkflowId, typ
 import { RunStatusKey } from '../../lib/domain/platform/search-attributes';
 import { RunInput, RunResult, RunState, changedSignal, runStateQuery, signalEventSignal } from './messages';
 import { ResultInbox } from './results';
+import { hasPatch } from './patches';
 
 /** Issue 15: attempt 1 (and a successful run's finish) as one local activity; older histories replay with activities. */
 export const FIRST_ATTEMPT_LOCAL = 'task-run-first-attempt-local';
@@ -42,8 +42,6 @@ export const OUTCOME_SIGNAL = 'task-run-outcome-signal';
 /** The patches of this code, given to every run it starts (RunInput.patches: no markers, no search-attribute upserts for them). */
 export const RUN_PATCHES = [FIRST_ATTEMPT_LOCAL, OUTCOME_SIGNAL];
 
-/** A patch this run's starter already had (RunInput.patches), or patched() for runs started before that field. */
-const hasPatch = (input: RunInput, id: string) => input.patches?.includes(id) || patched(id);
 
 /**
  * The run's retried steps (activities, named as registered): its log rows (recordRun), its
@@ -66,7 +64,7 @@ const signals = proxyActivities<SignalActivities>({
  * reads it (patched: run histories from before this step replay without it).
  */
 async function announceOutcome(input: RunInput, status: 'success' | 'failed'): Promise<void> {
-  if (!hasPatch(input, OUTCOME_SIGNAL)) return;
+  if (!hasPatch(input.patches, OUTCOME_SIGNAL)) return;
   const { event, listeners } = await signals.emitRunOutcome({ taskId: input.taskId, runId: input.runId, status });
   // A listener whose scheduler is not running misses it; its next run outcome carries the streak again.
   if (!event) return;
@@ -102,7 +100,7 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   // The first attempt, with a successful run's whole finish, as one local activity (issue 15): a
   // fast agent's run is one workflow task. Not for cancel_previous: a workflow task waiting on a
   // local activity sees no cancellation until it returns, and a replaced run must stop at once.
-  const firstLocal = task.overlap !== 'cancel_previous' && hasPatch(input, FIRST_ATTEMPT_LOCAL);
+  const firstLocal = task.overlap !== 'cancel_previous' && hasPatch(input.patches, FIRST_ATTEMPT_LOCAL);
   const local = proxyLocalActivities<TaskActivities>({
     startToCloseTimeout: `${task.timeout_s} seconds`,
     retry: { maximumAttempts: 1 },

@@ -26,7 +26,6 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -39,10 +38,11 @@ import { triggerSignalNames } from '../../lib/domain/tasks/conditions';
 import { dueAt, nextWakeMs, signalStateFor, takeSignal } from '../../lib/domain/tasks/signal-triggers';
 import type { SignalEvent } from '../../lib/domain/signals';
 import { isSignalTrigger, runId as runIdOf, schedulerWorkflowId, type RunTrigger } from '../../lib/domain/tasks';
-import { firesShared } from '../../lib/domain/tasks/fire-shards';
+import { firesShared, misfireGraceMs, onTimeWindowMs } from '../../lib/domain/tasks/fire-shards';
 import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
 import { FiresReturned, NextAsk, RunInput, SchedulerInput, SchedulerState, TaskChange, changedSignal, firesReturnedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
 import { taskRunWorkflow } from './run';
+import { hasPatch } from './patches';
 
 const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
 // Starting a run is a PostgreSQL insert and a Temporal start: retried while either is down (the fire time waits, then runs).
@@ -71,8 +71,6 @@ const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
 export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void> {
   /** The task as this scheduler knows it (definition, version, enabled, deleted) and its cursor: what continue-as-new carries over. */
   const task = { ...input };
-  /** A patch this scheduler's starter already had, or patched() for schedulers started before that field. */
-  const hasPatch = (id: string) => input.patches?.includes(id) || patched(id);
   let changed = false;
   let fires = 0;
   const running = new Map<string, ChildWorkflowHandle<typeof taskRunWorkflow>>();
@@ -240,7 +238,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
    * `next` (fireRun path) the answer is the fire time after it (null: none), else undefined.
    */
   async function fire(nominalMs: number, trigger: RunTrigger, extra: RunExtra = {}, next?: NextAsk): Promise<number | null | undefined> {
-    if (viaActivity || hasPatch(START_RUNS_BY_ACTIVITY)) {
+    if (viaActivity || hasPatch(input.patches, START_RUNS_BY_ACTIVITY)) {
       viaActivity = true;
       return fireByActivity(nominalMs, trigger, extra, !buffered, next);
     }
@@ -354,7 +352,7 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
       changed = false;
       continue;
     }
-    if (firesShared(d) && (shared || hasPatch(SHARED_FIRES))) {
+    if (firesShared(d) && (shared || hasPatch(input.patches, SHARED_FIRES))) {
       shared = true;
       if (!(await fireFromShard())) {
         changed = false;
@@ -391,10 +389,10 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
 
     // Awake at (or after) the fire time.
     const now = Date.now();
-    const grace = d.trigger.type === 'cron' && !d.trigger.tolerant ? 0 : d.misfire_grace_s * 1000;
-    if (now - next <= Math.max(grace, LIMITS.taskOnTimeSlackMs)) {
+    const grace = misfireGraceMs(d);
+    if (now - next <= onTimeWindowMs(d)) {
       const version = task.version;
-      asksNext ||= hasPatch(FIRE_ANSWERS_NEXT);
+      asksNext ||= hasPatch(input.patches, FIRE_ANSWERS_NEXT);
       const after = await fire(next, 'schedule', {}, asksNext ? { trigger: d.trigger, calendar: d.calendar, afterMs: next, lastFireMs: now } : undefined);
       task.cursorMs = next;
       task.lastFireMs = now;

@@ -24,10 +24,14 @@ export function fireShardOf(taskId: string, shards: number): number {
   return h % shards;
 }
 
-/** How late a fire time may start and still count as on time: the misfire grace (none for a strict cron), at least the on-time slack. */
+/** The misfire grace of a task: none for a strict cron, else its misfire_grace_s. */
+export function misfireGraceMs(d: TaskDefinition): number {
+  return d.trigger.type === 'cron' && !d.trigger.tolerant ? 0 : d.misfire_grace_s * 1000;
+}
+
+/** How late a fire time may start and still count as on time: the misfire grace, at least the on-time slack. The scheduler and the fire shards decide with it. */
 export function onTimeWindowMs(d: TaskDefinition): number {
-  const grace = d.trigger.type === 'cron' && !d.trigger.tolerant ? 0 : d.misfire_grace_s * 1000;
-  return Math.max(grace, LIMITS.taskOnTimeSlackMs);
+  return Math.max(misfireGraceMs(d), LIMITS.taskOnTimeSlackMs);
 }
 
 /** The workflow that keeps one shard firing (workflows/tasks/fire-shard.ts), one per Timekeeper instance, task queue and shard. */

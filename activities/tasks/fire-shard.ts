@@ -19,7 +19,7 @@ import { runId as runIdOf, type TaskDefinition } from '../../lib/domain/tasks';
 import { onTimeWindowMs } from '../../lib/domain/tasks/fire-shards';
 import type { DueBatch, FireRow, FireScheduleStore } from '../../lib/store/tasks/fire-schedule';
 import type { FiresReturned } from '../../workflows/tasks/messages';
-import type { FireInput, FireOutcome } from './index';
+import type { FireInput, FireOutcome } from '../../workflows/tasks/messages';
 
 export interface FireShardDeps {
   store: FireScheduleStore;

@@ -39,7 +39,7 @@ import { FireScheduleStore } from '../../lib/store/tasks/fire-schedule';
 import { fireShardOf } from '../../lib/domain/tasks/fire-shards';
 import { logFor } from '../../lib/log';
 import { runFireShard, type ShardPass } from './fire-shard';
-import type { NextAsk, RunStart } from '../../workflows/tasks/messages';
+import type { FireInput, FireOutcome } from '../../workflows/tasks/messages';
 import { createSignalActivities } from '../signals';
 import type { RunControl } from './run-control';
 import { parseAgentAnswer } from '../../lib/domain/tasks/answer';
@@ -104,25 +104,6 @@ export interface DeliverInput {
   answer?: AgentAnswer;
   reason?: string;
 }
-
-/** The scheduler's fire time for fireRun: the run to start under the task's overlap policy. */
-export interface FireInput extends RunStart {
-  taskId: string;
-  /** buffer_one: this fire time may wait for the running run (no other one waits, or it is the one waiting). */
-  mayWait: boolean;
-  /** Answer the fire time after this one too (`next` of the outcome), so the scheduler needs no taskFireTimes. */
-  next?: NextAsk;
-}
-
-/**
- * What fireRun did: started the run; found it started already (a retried start, a trigger of
- * the same id); skipped it (logged, with the reason); or, under buffer_one, left it waiting
- * with a wake asked for (task_run_wakes) when the running run finishes.
- */
-export type FireOutcome = ({ outcome: 'started' | 'duplicate' | 'waiting' } | { outcome: 'skipped'; reason: string }) & {
-  /** Asked for (FireInput.next): the fire time after this one, null when there is none. */
-  next?: number | null;
-};
 
 /** A run's first attempt in one local activity (issue 15): the agent call and, when it answered with success, the whole finish. */
 export interface FirstAttemptInput {

@@ -5,7 +5,7 @@
  * the whole path on Temporal in the task integration tests.
  */
 import { runFireShard, type FireShardDeps, type ShardLoopControl } from '../../activities/tasks/fire-shard';
-import type { FireInput, FireOutcome } from '../../activities/tasks';
+import type { FireInput, FireOutcome } from '../../workflows/tasks/messages';
 import type { TaskDefinition } from '../../lib/domain/tasks';
 import type { DueBatch, FireRow, FireScheduleStore } from '../../lib/store/tasks/fire-schedule';
 import type { FiresReturned } from '../../workflows/tasks/messages';

@@ -92,6 +92,25 @@ export interface NextAsk {
   lastFireMs: number;
 }
 
+/** The scheduler's fire time for fireRun: the run to start under the task's overlap policy. */
+export interface FireInput extends RunStart {
+  taskId: string;
+  /** buffer_one: this fire time may wait for the running run (no other one waits, or it is the one waiting). */
+  mayWait: boolean;
+  /** Answer the fire time after this one too (`next` of the outcome), so the scheduler needs no taskFireTimes. */
+  next?: NextAsk;
+}
+
+/**
+ * What fireRun did: started the run; found it started already (a retried start, a trigger of
+ * the same id); skipped it (logged, with the reason); or, under buffer_one, left it waiting
+ * with a wake asked for (task_run_wakes) when the running run finishes.
+ */
+export type FireOutcome = ({ outcome: 'started' | 'duplicate' | 'waiting' } | { outcome: 'skipped'; reason: string }) & {
+  /** Asked for (FireInput.next): the fire time after this one, null when there is none. */
+  next?: number | null;
+};
+
 /**
  * A task's row of the shared fire schedule handed back to its scheduler (schema/023): its
  * fire time came too late to be on time, so the scheduler applies the misfire policy from

@@ -22,10 +22,12 @@ import { TaskStore, type TaskRow } from '../lib/store/tasks';
 import type { TaskSecrets } from '../lib/task-secrets';
 import { OpenRunStore } from '../lib/store/tasks/open-runs';
 import { FireScheduleStore } from '../lib/store/tasks/fire-schedule';
+import { fireShardOf, firesShared } from '../lib/domain/tasks/fire-shards';
+import { fireTimes } from '../lib/domain/tasks/schedule';
 import { FiresReturned, RunQueues, RunStart, SchedulerState, TaskChange, changedSignal, firesReturnedSignal, resultUpdate, runFinishedSignal, schedulerStateQuery, signalEventSignal } from '../workflows/tasks/messages';
 import { domainErrorOf, isDeadline, workflowGone } from './failures';
 import { RUN_PATCHES, taskRunWorkflow } from '../workflows/tasks/run';
-import { signalWithStartScheduler, startScheduler } from './task-scheduler';
+import { signalWithStartScheduler, startHandedBack, startScheduler } from './task-scheduler';
 
 export interface TaskClientOptions {
   client: Client;
@@ -46,9 +48,24 @@ export class TaskClient {
     this.fireSchedule = new FireScheduleStore(opts.pool);
   }
 
-  /** Stores a validated definition (version 1), with the agent that created it if one did, and starts its scheduler (no signal: nothing runs for a new id). */
+  /**
+   * Stores a validated definition (version 1), with the agent that created it if one did. A
+   * plain cron or interval task (lib/domain/tasks/fire-shards.ts) is put on the shared fire
+   * schedule in the same statement and starts no workflow: its fire shard fires it, and its
+   * scheduler is started from the stored task by its first change or a late fire time handed
+   * back (notify, returnFires). A plain task created paused needs neither until it is resumed.
+   * Every other task starts its scheduler here (no signal: nothing runs for a new id).
+   */
   async create(definition: TaskDefinition, enabled: boolean, createdBy?: string): Promise<TaskRow> {
-    const row = await this.store.appendHistory({ taskId: definition.task_id, expectedSeq: 0, action: TaskAction.Create, definition, enabled, createdBy });
+    const taskId = definition.task_id;
+    if (firesShared(definition)) {
+      const nowMs = Date.now();
+      const fires = enabled
+        ? { queue: this.opts.taskQueue, shard: fireShardOf(taskId, LIMITS.taskFireShards), cursorMs: nowMs, nextFireMs: fireTimes(definition.trigger, definition.calendar, nowMs, 1)[0] ?? null }
+        : undefined;
+      return this.store.appendHistory({ taskId, expectedSeq: 0, action: TaskAction.Create, definition, enabled, createdBy, fires });
+    }
+    const row = await this.store.appendHistory({ taskId, expectedSeq: 0, action: TaskAction.Create, definition, enabled, createdBy });
     try {
       await startScheduler(this.opts, row.task_id, changeOf(row), changedSignal);
     } catch (err) {
@@ -69,15 +86,14 @@ export class TaskClient {
     return this.change(current, TaskAction.Resume, current.definition, true);
   }
 
-  /** Deletes the task: its scheduler ends; history and runs stay readable. */
+  /**
+   * Deletes the task: its scheduler takes it off the shared fire schedule and ends (started from
+   * the stored task for that when none runs: a plain task); history and runs stay readable.
+   */
   async delete(current: TaskRow): Promise<TaskRow> {
     if (current.deleted) throw taskErrors.deleted(current.task_id);
     const row = await this.store.appendHistory({ taskId: current.task_id, expectedSeq: current.version, action: TaskAction.Delete, definition: current.definition, enabled: false, deleted: true });
-    try {
-      await this.opts.client.workflow.getHandle(schedulerWorkflowId(row.task_id)).signal(changedSignal, changeOf(row));
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw this.classify(err);
-    }
+    await this.notify(row);
     return row;
   }
 
@@ -178,15 +194,26 @@ export class TaskClient {
    * running runs are the log's open runs: since issue 15 the scheduler no longer follows its
    * runs (it starts them from a local activity), so they are read where overlap reads them.
    * A task on the shared fire schedule (schema/023) fires from there: its next fire time,
-   * cursor and fires so far are the row's.
+   * cursor and fires so far are the row's; with no scheduler running (a plain task that has
+   * not changed since its create) the row at the task's `version` is the whole answer.
    */
-  async schedulerState(taskId: string): Promise<SchedulerState | undefined> {
+  async schedulerState(taskId: string, version: number): Promise<SchedulerState | undefined> {
     try {
       const [state, open, row] = await Promise.all([
-        this.opts.client.withDeadline(Date.now() + LIMITS.schedulerQueryTimeoutMs, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery)),
+        this.opts.client
+          .withDeadline(Date.now() + LIMITS.schedulerQueryTimeoutMs, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery))
+          .catch((err: unknown) => {
+            if (err instanceof WorkflowNotFoundError) return undefined;
+            throw err;
+          }),
         this.openRuns.openRuns(taskId),
         this.fireSchedule.get(taskId),
       ]);
+      if (!state) {
+        // No scheduler runs: a plain task fires from the shared schedule alone until it changes, and its row (at the task's version) is the whole state.
+        if (!row || row.version !== version) return undefined;
+        return { taskId, version, enabled: true, deleted: false, cursorMs: row.cursorMs, nextFireMs: row.nextFireMs, running: open, buffered: null, fires: row.fires };
+      }
       const shared = row && row.version === state.version && state.enabled && !state.deleted ? { nextFireMs: row.nextFireMs, cursorMs: Math.max(state.cursorMs, row.cursorMs), fires: state.fires + row.fires } : {};
       return { ...state, ...shared, running: [...new Set([...state.running, ...open])] };
     } catch {
@@ -257,9 +284,30 @@ export class TaskClient {
     await this.signalScheduler(taskId, (h) => h.signal(signalEventSignal, event));
   }
 
-  /** Hands the task's row of the shared fire schedule back to its scheduler (too late to fire on time). */
+  /**
+   * Hands the task's row of the shared fire schedule back to its scheduler (too late to fire on
+   * time). A plain task has none running until it changes: one is started from the stored task
+   * with the fire time handed back in its input (it applies the misfire policy, then registers
+   * the task again). A task changed since has its change to start or tell its scheduler, which
+   * registers the new version.
+   */
   async returnFires(taskId: string, r: FiresReturned): Promise<void> {
-    await this.signalScheduler(taskId, (h) => h.signal(firesReturnedSignal, r));
+    const handle = this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId));
+    try {
+      await handle.signal(firesReturnedSignal, r);
+      return;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    const row = await this.store.getTask(taskId);
+    if (!row || row.deleted || !row.enabled || row.version !== r.version) return;
+    try {
+      await startHandedBack(this.opts, taskId, changeOf(row), r);
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      // Started meanwhile (a change): told as a running one would be.
+      await handle.signal(firesReturnedSignal, r);
+    }
   }
 
   private async signalScheduler(taskId: string, send: (h: WorkflowHandle) => Promise<void>): Promise<void> {

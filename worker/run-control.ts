@@ -10,5 +10,6 @@ export function runControl(tasks: TaskClient): RunControl {
     wakeScheduler: (taskId, runId) => tasks.wakeScheduler(taskId, runId),
     deliverEvent: (taskId, event) => tasks.deliverEvent(taskId, event),
     returnFires: (taskId, r) => tasks.returnFires(taskId, r),
+    changed: (row) => tasks.notify(row),
   };
 }

@@ -468,6 +468,8 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     if (!row || row.deleted || !row.enabled) return null;
     const reason = `disabled after ${failures} failed runs in a row (auto_disable_after ${task.auto_disable_after}); last: ${i.reason}`.slice(0, LIMITS.taskReasonMaxChars);
     const after = await store.appendHistory({ taskId: task.task_id, expectedSeq: row.version, action: TaskAction.AutoDisable, definition: row.definition, enabled: false, reason });
+    // Its scheduler hears it here, started if none runs (a plain task firing from the shared schedule); the run's own signal after this finds it running.
+    await control().changed(after);
     return { version: after.version, definition: after.definition, enabled: false, deleted: false };
   }
 

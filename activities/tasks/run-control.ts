@@ -5,6 +5,7 @@
  * (worker/run-control.ts), as it does for follow-ups: activities never import clients/.
  */
 import type { SignalEvent } from '../../lib/domain/signals';
+import type { TaskRow } from '../../lib/store/tasks';
 import type { FiresReturned, RunStart } from '../../workflows/tasks/messages';
 
 export interface RunControl {
@@ -22,6 +23,11 @@ export interface RunControl {
   wakeScheduler(taskId: string, runId: string): Promise<void>;
   /** Hands a signal event (a run's outcome) to a listening task's scheduler (signal event); a scheduler not running misses it. */
   deliverEvent(taskId: string, event: SignalEvent): Promise<void>;
-  /** Hands a task's row of the shared fire schedule back to its scheduler (signal fires-returned); a scheduler not running is left alone. */
+  /**
+   * Hands a task's row of the shared fire schedule back to its scheduler (signal fires-returned);
+   * a plain task with no scheduler running gets one, started with that fire time.
+   */
   returnFires(taskId: string, r: FiresReturned): Promise<void>;
+  /** Tells the task's scheduler a change stored here (auto-disable); started from the stored task when none runs (a plain task), it takes the task off the shared fire schedule. */
+  changed(row: TaskRow): Promise<void>;
 }

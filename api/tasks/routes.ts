@@ -159,7 +159,7 @@ export function taskRouter({ tasks, store, results, sessions, keys, policy, secr
   }
 
   async function detail(t: TaskRow) {
-    const [history, state] = await Promise.all([store.history(t.task_id), t.deleted ? undefined : tasks.schedulerState(t.task_id)]);
+    const [history, state] = await Promise.all([store.history(t.task_id), t.deleted ? undefined : tasks.schedulerState(t.task_id, t.version)]);
     const logged = await tlog.logIndexes(2, t.task_id, history.map((h) => h.version));
     return {
       ...describe(t),

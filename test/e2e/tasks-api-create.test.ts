@@ -41,7 +41,7 @@ test('the seed example posts as written: the default agent fills in the type, th
   expect(got.warnings).toBeUndefined();
 });
 
-test('a create answers from what it stored, with no worker running; the scheduler it started by signal-with-start answers once one runs', async () => {
+test('a create answers from what it stored, with no worker running; a plain task\'s GET answers from its row on the shared fire schedule, another task\'s from its scheduler once a worker runs', async () => {
   const id = uid('nowait');
   const created = await tk.tasks.create({ task_id: id, trigger: { type: 'cron', expression: '0 9 ? * MON', timezone: 'Europe/Berlin' }, agent: { prompt_template: 'hi' } } as CreateTask);
   expect(created.history).toEqual([expect.objectContaining({ version: 1, action: 'create', enabled: true, deleted: false })]);
@@ -52,17 +52,24 @@ test('a create answers from what it stored, with no worker running; the schedule
     expect(new Date(t).getUTCDay()).toBe(1);
     expect([7, 8]).toContain(new Date(t).getUTCHours());
   }
-  // No worker: the GET's scheduler view is not there yet, but the history is.
-  const before = await tk.tasks.get(id);
+  // A plain cron task fires from the shared fire schedule: its row, stored with it, answers with no worker running.
+  const plain = await tk.tasks.get(id);
+  expect(plain.scheduler.next_fire_at).toBe(created.next_fire_times[0]);
+  expect(plain.next_fire_times).toEqual(created.next_fire_times);
+
+  // A task that is not plain (buffer_one) has its scheduler started by the create: no worker, no view yet, but the history is.
+  const waits = uid('nowait-buffered');
+  const other = await tk.tasks.create({ task_id: waits, overlap: 'buffer_one', trigger: { type: 'cron', expression: '0 9 ? * MON', timezone: 'Europe/Berlin' }, agent: { prompt_template: 'hi' } } as CreateTask);
+  const before = await tk.tasks.get(waits);
   expect(before.scheduler.next_fire_at).toBeNull();
-  expect(before.next_fire_times).toEqual(created.next_fire_times);
+  expect(before.next_fire_times).toEqual(other.next_fire_times);
 
   await sys.startWorker();
   const after = await eventually(async () => {
-    const t = await tk.tasks.get(id);
+    const t = await tk.tasks.get(waits);
     return t.scheduler.next_fire_at ? t : undefined;
   }, 60_000);
-  expect(after.scheduler.next_fire_at).toBe(created.next_fire_times[0]);
+  expect(after.scheduler.next_fire_at).toBe(other.next_fire_times[0]);
 });
 
 test('without a default agent configured the same body is refused naming agent; nothing is stored', async () => {

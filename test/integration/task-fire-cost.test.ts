@@ -5,7 +5,9 @@
  * is one workflow task with no activity task, and a run's finish signals its scheduler only
  * when it waits for it (buffer_one). Real Temporal and PostgreSQL.
  */
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { FireScheduleStore } from '../../lib/store/tasks/fire-schedule';
 import { LIMITS } from '../../lib/domain/limits';
 import { schedulerWorkflowId } from '../../lib/domain/tasks';
 import { fireShardOf, fireShardWorkflowId } from '../../lib/domain/tasks/fire-shards';
@@ -102,9 +104,81 @@ test('a run over by its log frees the task although its workflow is gone; a work
   for (const r of (await t.runsOldestFirst(id)).filter((x) => x.status === 'running')) await t.sys.client.workflow.getHandle(r.run_id).terminate('test over').catch(() => undefined);
 });
 
-test('a create starts its scheduler without a signal; one already running under the id (a database reset under a live cluster) is told the change instead', async () => {
-  const id = t.uid('start');
+test('a plain cron task starts no workflow at its create: its row on the shared fire schedule is written with it; its first change starts the scheduler, which takes the row over', async () => {
+  const id = t.uid('plain');
   const created = await t.tk.tasks.create({ task_id: id, trigger: { type: 'cron', expression: '0 0 1 1 *', timezone: 'UTC' }, agent: { type: 'webhook', url: await fastAgentUrl(), prompt_template: 'go' } });
+  const next = created.next_fire_times[0];
+  // No scheduler: the create is a statement, not a workflow start.
+  await expect(t.sys.client.workflow.getHandle(schedulerWorkflowId(id)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  const row = await new FireScheduleStore(t.sys.pool).get(id);
+  expect(row).toMatchObject({ version: 1, fires: 0 });
+  const placed = await t.sys.pool.query('SELECT queue, shard FROM task_fire_schedule WHERE task_id = $1', [id]);
+  expect(placed.rows).toEqual([{ queue: t.sys.config.taskQueue, shard: fireShardOf(id, LIMITS.taskFireShards) }]);
+  expect(new Date(row!.nextFireMs!).toISOString()).toBe(next);
+  // GET answers from the row: the same next fire time, no runs.
+  expect((await t.tk.tasks.get(id)).scheduler).toEqual({ workflow_id: schedulerWorkflowId(id), running_runs: [], next_fire_at: next });
+
+  // A change starts the scheduler from the stored task; it registers the new version over the row.
+  await t.tk.tasks.update(id, { name: 'renamed' });
+  await eventually(async () => ((await new FireScheduleStore(t.sys.pool).get(id))?.version === 2 ? true : undefined));
+  expect((await schedulerState(t.sys, id)).version).toBe(2);
+  // Paused, it takes the row out (the row was its own from the start, though another version's).
+  await t.tk.tasks.pause(id);
+  await eventually(async () => ((await new FireScheduleStore(t.sys.pool).get(id)) === undefined ? true : undefined));
+  expect((await t.tk.tasks.get(id)).scheduler.next_fire_at).toBeNull();
+  await t.tk.tasks.delete(id);
+});
+
+test('deleting a plain task that never changed starts its scheduler only to take its row off the shared fire schedule', async () => {
+  const id = t.uid('plaindel');
+  await t.tk.tasks.create({ task_id: id, trigger: { type: 'cron', expression: '0 0 1 1 *', timezone: 'UTC' }, agent: { type: 'webhook', url: await fastAgentUrl(), prompt_template: 'go' } });
+  expect(await new FireScheduleStore(t.sys.pool).get(id)).toBeDefined();
+  await t.tk.tasks.delete(id);
+  await t.sys.client.workflow.getHandle(schedulerWorkflowId(id)).result();
+  expect(await new FireScheduleStore(t.sys.pool).get(id)).toBeUndefined();
+});
+
+test('a plain task created paused has no row and no scheduler until it is resumed', async () => {
+  const id = t.uid('plainoff');
+  await t.tk.tasks.create({ task_id: id, enabled: false, trigger: { type: 'interval', every_s: 3600, mode: 'aligned' }, agent: { type: 'webhook', url: await fastAgentUrl(), prompt_template: 'go' } });
+  expect(await new FireScheduleStore(t.sys.pool).get(id)).toBeUndefined();
+  await expect(t.sys.client.workflow.getHandle(schedulerWorkflowId(id)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  await t.tk.tasks.resume(id);
+  const row = await eventually(async () => new FireScheduleStore(t.sys.pool).get(id));
+  expect(row.version).toBe(2);
+  await t.tk.tasks.delete(id);
+});
+
+test('a late fire time of a plain task with no scheduler running starts one with it, which applies the misfire policy and registers the task again', async () => {
+  const id = t.uid('plainlate');
+  const agent = await t.server(async (r) => ({ body: protocolAnswer(JSON.parse(r.body).task_id) }));
+  await t.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 3600, mode: 'aligned' }, misfire: 'run_latest', misfire_grace_s: 60, agent: { type: 'webhook', url: agent.url, prompt_template: 'go' } });
+  // The row's fire time an hour ago, past its grace: the shard finds it late and hands it back.
+  const lateMs = Date.now() - 3_600_000;
+  await t.sys.pool.query('UPDATE task_fire_schedule SET next_fire_ms = $2, cursor_ms = $3 WHERE task_id = $1', [id, lateMs, lateMs - 1]);
+  const state = await eventually(async () => {
+    const s = await schedulerState(t.sys, id).catch(() => undefined);
+    return s && s.nextFireMs !== null && s.nextFireMs > Date.now() ? s : undefined;
+  }, 30_000);
+  expect(state.version).toBe(1);
+  // run_latest: the late fire time ran once, under the misfire trigger.
+  const runs = await eventually(async () => {
+    const rs = await t.runsOldestFirst(id);
+    return rs.length ? rs : undefined;
+  });
+  // The one aligned hour between the row's cursor and now (the fire time the row stood for was made up for the test).
+  const lastHourMs = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+  expect(runs.map((r) => [r.trigger, r.scheduled_at])).toEqual([['misfire', new Date(lastHourMs).toISOString()]]);
+  // And it is back on the schedule, not handed back.
+  const row = await new FireScheduleStore(t.sys.pool).get(id);
+  expect(row).toMatchObject({ version: 1 });
+  expect(row!.nextFireMs).toBeGreaterThan(Date.now());
+  await t.tk.tasks.delete(id);
+});
+
+test('a create of a task that is not plain starts its scheduler without a signal; one already running under the id (a database reset under a live cluster) is told the change instead', async () => {
+  const id = t.uid('start');
+  const created = await t.tk.tasks.create({ task_id: id, overlap: 'buffer_one', trigger: { type: 'cron', expression: '0 0 1 1 *', timezone: 'UTC' }, agent: { type: 'webhook', url: await fastAgentUrl(), prompt_template: 'go' } });
   expect((await schedulerState(t.sys, id)).version).toBe(1);
   const started = names(await historyOf(schedulerWorkflowId(id)));
   expect(started.filter((n) => n === 'WORKFLOW_EXECUTION_SIGNALED')).toEqual([]);

@@ -39,6 +39,15 @@ export interface SchedulerInput extends TaskChange {
    * write) per create. Absent in older schedulers, which ask patched() as before.
    */
   patches?: string[];
+  /**
+   * Started from the stored task while it may have a row on the shared fire schedule (a plain
+   * cron or interval task fires from there with no scheduler until it changes, issue 15): the
+   * scheduler counts the row as its own (takes it out when paused, deleted or no longer plain).
+   * Not carried across continue-as-new (the scheduler's own `registered` is).
+   */
+  onSchedule?: boolean;
+  /** Started by the shared fire schedule's hand-back (a fire time too late to be on time): what fires-returned would have said. */
+  returned?: FiresReturned;
 }
 
 export interface SchedulerState {

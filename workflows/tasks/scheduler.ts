@@ -17,6 +17,10 @@
  * (schema/023, local activity registerFires) and sleeps until the task changes; a fire shard
  * starts its runs. A fire time the shard finds too late is handed back (signal
  * fires-returned) and fired here under the misfire policy, then the task is registered again.
+ *
+ * Since stop 33 a plain task's create writes its row itself and starts no scheduler: one is
+ * started from the stored task by its first change or a hand-back (SchedulerInput.onSchedule:
+ * the row is its own; SchedulerInput.returned: the fire time handed back).
  */
 import {
   ChildWorkflowHandle,
@@ -70,7 +74,9 @@ const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
 
 export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void> {
   /** The task as this scheduler knows it (definition, version, enabled, deleted) and its cursor: what continue-as-new carries over. */
-  const task = { ...input };
+  // What the starter says about the shared fire schedule is for this run's start only (not carried across continue-as-new).
+  const { onSchedule, returned: handedBack, ...given } = input;
+  const task: SchedulerInput = { ...given };
   let changed = false;
   let fires = 0;
   const running = new Map<string, ChildWorkflowHandle<typeof taskRunWorkflow>>();
@@ -97,8 +103,14 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   let nextFireMs: number | null = null;
   /** Took the SHARED_FIRES path: set at the first plain schedule that asks. */
   let shared = false;
-  /** The task's row is on the shared fire schedule (at task.version). */
-  let registered = false;
+  /**
+   * The task's row is on the shared fire schedule (at task.version), or may be (at an earlier
+   * one): started from the stored task while a plain task fired from the schedule with no
+   * scheduler (SchedulerInput.onSchedule), the row is this scheduler's to take out.
+   */
+  let registered = onSchedule === true;
+  /** Started by the schedule's hand-back: that fire time, taken once by fireFromShard (before registering again). */
+  let startedReturned = handedBack;
   /** The shared fire schedule handed the task back (a fire time too late to be on time). */
   let returned: FiresReturned | undefined;
   setHandler(firesReturnedSignal, (r: FiresReturned) => {
@@ -313,12 +325,17 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
    * policy from the returned cursor, then registers again).
    */
   async function fireFromShard(): Promise<boolean> {
+    // Started by the hand-back (no scheduler ran): its row waits, returned; the fire time is taken as a fires-returned signal would have brought it.
+    const taken = startedReturned?.version === task.version ? startedReturned : undefined;
+    startedReturned = undefined;
     returned = undefined;
-    nextFireMs = await registerFires({ taskId: task.taskId, version: task.version, definition: task.definition, cursorMs: task.cursorMs, lastFireMs: task.lastFireMs });
-    registered = true;
-    await condition(() => changed || returned !== undefined);
-    if (changed) return false;
-    const r = returned!;
+    if (!taken) {
+      nextFireMs = await registerFires({ taskId: task.taskId, version: task.version, definition: task.definition, cursorMs: task.cursorMs, lastFireMs: task.lastFireMs });
+      registered = true;
+      await condition(() => changed || returned !== undefined);
+      if (changed) return false;
+    }
+    const r = taken ?? returned!;
     returned = undefined;
     task.cursorMs = Math.max(task.cursorMs, r.cursorMs);
     task.lastFireMs = r.lastFireMs;

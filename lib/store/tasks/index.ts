@@ -130,6 +130,14 @@ export interface TaskFilter {
 /** A listed task with its sort key: the creation time in microseconds, as PostgreSQL keeps it. */
 export type ListedTask = TaskRow & { created_us: number };
 
+/** A new plain task's row on the shared fire schedule (schema/023): its queue and shard, its first fire time from its cursor (the create's instant). */
+export interface FirstFires {
+  queue: string;
+  shard: number;
+  nextFireMs: number | null;
+  cursorMs: number;
+}
+
 export class TaskStore {
   constructor(private readonly pool: Pool) {}
 
@@ -176,14 +184,33 @@ export class TaskStore {
    * this a conflict, nothing written. The name is the sessions' `expected_seq`
    * (lib/domain/sessions/index.ts); tasks have no client-sent precondition, so no other name exists.
    * `createdBy` is written on a create only (the creation row is who created the task).
+   * With `fires` (a create of a plain cron or interval task, issue 15) the same statement puts
+   * the task on the shared fire schedule (schema/023) at version 1: both rows or neither, and
+   * no scheduler workflow is needed until the task changes.
    */
-  async appendHistory(c: { taskId: string; expectedSeq: number; action: TaskAction; definition: TaskDefinition; enabled: boolean; deleted?: boolean; reason?: string; createdBy?: string }): Promise<TaskRow> {
+  async appendHistory(c: {
+    taskId: string;
+    expectedSeq: number;
+    action: TaskAction;
+    definition: TaskDefinition;
+    enabled: boolean;
+    deleted?: boolean;
+    reason?: string;
+    createdBy?: string;
+    fires?: FirstFires;
+  }): Promise<TaskRow> {
     let recordedAt: Date;
     const createdBy = c.expectedSeq === 0 ? (c.createdBy ?? null) : null;
+    const history = `INSERT INTO task_history (task_id, version, action, definition, enabled, deleted, reason, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING recorded_at`;
+    const f = c.expectedSeq === 0 ? c.fires : undefined;
     try {
       const r = await this.pool.query(
-        `INSERT INTO task_history (task_id, version, action, definition, enabled, deleted, reason, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING recorded_at`,
-        [c.taskId, c.expectedSeq + 1, c.action, JSON.stringify(c.definition), c.enabled, c.deleted ?? false, c.reason ?? null, createdBy],
+        f
+          ? `WITH h AS (${history}),
+                  f AS (INSERT INTO task_fire_schedule (task_id, queue, shard, version, definition, next_fire_ms, cursor_ms) SELECT $1, $9::text, $10::integer, $2, $4::jsonb, $11::bigint, $12::bigint FROM h)
+             SELECT recorded_at FROM h`
+          : history,
+        [c.taskId, c.expectedSeq + 1, c.action, JSON.stringify(c.definition), c.enabled, c.deleted ?? false, c.reason ?? null, createdBy, ...(f ? [f.queue, f.shard, f.nextFireMs, f.cursorMs] : [])],
       );
       recordedAt = r.rows[0].recorded_at as Date;
     } catch (err) {

@@ -38,6 +38,7 @@ import { RetrySchema, TriggerSchema } from '../../api/tasks/contract';
 import { TASK_DEFAULTS, TaskAction, schedulerWorkflowId, type TaskDefinition } from '../../lib/domain/tasks';
 import { LIMITS } from '../../lib/domain/limits';
 import { TaskStore } from '../../lib/store/tasks';
+import { FireScheduleStore } from '../../lib/store/tasks/fire-schedule';
 import { ensureFireShards } from '../../clients/task-fires';
 import { fireShardOf, fireShardWorkflowId } from '../../lib/domain/tasks/fire-shards';
 import type { RunResult } from '../../workflows/tasks/messages';
@@ -209,6 +210,15 @@ async function afterFirstActivity(handle: WorkflowHandle, runMs: number, what: s
     }
     assert(Date.now() < end, what);
     await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Waits (30 s at most) until `cond` holds. */
+async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
+  const end = Date.now() + 30000;
+  while (!(await cond())) {
+    assert(Date.now() < end, what);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -597,6 +607,60 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
     assert(ids.includes(handle.workflowId), 'task-fire-shard: the shard is one of the queue\'s');
     const history = await afterFirstActivity(handle, LIMITS.taskFireShardActivityMs, 'task-fire-shard: one fireShard activity completes and the next is scheduled');
     return [{ name: 'task-fire-shard', history }];
+  },
+
+  /**
+   * A plain cron task's scheduler started on demand (stop 33): the create writes its row on the
+   * shared fire schedule and starts nothing; the rename starts the scheduler from the stored task
+   * (onSchedule), which registers version 2 over the row; pause takes the row out, resume puts it
+   * back, delete takes it out and ends the scheduler. Recorded: the scheduler's history.
+   */
+  async 'task-scheduler-on-demand'(ctx) {
+    const taskId = 'record-on-demand';
+    const agent = await answeringAgent(taskId, 1, 'done', 0);
+    try {
+      const tc = tasks(ctx);
+      const store = new TaskStore(ctx.pool);
+      const fires = new FireScheduleStore(ctx.pool);
+      const created = await tc.create(webhookTask(taskId, 'Record a plain task changed', agent, 'go', TriggerSchema.parse({ type: 'cron', expression: '0 0 1 1 *', timezone: 'UTC' })), true);
+      assert((await fires.get(taskId))?.version === 1, `${taskId}: the create put version 1 on the fire schedule`);
+      const renamed = await tc.update(created, { ...created.definition, name: 'Record a plain task, renamed' });
+      await until(async () => (await fires.get(taskId))?.version === 2, `${taskId}: its scheduler registered version 2`);
+      const paused = await tc.pause(renamed);
+      await until(async () => (await fires.get(taskId)) === undefined, `${taskId}: paused, off the fire schedule`);
+      await tc.resume(paused);
+      await until(async () => (await fires.get(taskId))?.version === 4, `${taskId}: resumed, version 4 registered`);
+      const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
+      assert((await fires.get(taskId)) === undefined, `${taskId}: deleted, off the fire schedule`);
+      return [{ name: 'task-scheduler-on-demand', history: schedulerRuns[0] }];
+    } finally {
+      await new Promise((ok) => agent.close(() => ok(undefined)));
+    }
+  },
+
+  /**
+   * A plain interval task's late fire time handed back while no scheduler runs (stop 33): its
+   * row is set an hour late, the shard hands it back, a scheduler is started with it in its input
+   * (returned), runs it under run_latest and registers the task again; then it is deleted.
+   * Recorded: the scheduler's history.
+   */
+  async 'task-scheduler-handed-back'(ctx) {
+    const taskId = 'record-handed-back';
+    const agent = await answeringAgent(taskId, 1, 'done', 0);
+    try {
+      const tc = tasks(ctx);
+      const store = new TaskStore(ctx.pool);
+      const fires = new FireScheduleStore(ctx.pool);
+      await tc.create({ ...webhookTask(taskId, 'Record a late plain task', agent, 'go', TriggerSchema.parse({ type: 'interval', every_s: 3600, mode: 'aligned' })), misfire: 'run_latest' }, true);
+      const lateMs = Date.now() - 3_600_000;
+      await ctx.pool.query('UPDATE task_fire_schedule SET next_fire_ms = $2, cursor_ms = $3 WHERE task_id = $1', [taskId, lateMs, lateMs - 1]);
+      await successes(store, taskId, 1);
+      await until(async () => ((await fires.get(taskId))?.nextFireMs ?? 0) > Date.now(), `${taskId}: registered again after the late fire time`);
+      const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
+      return [{ name: 'task-scheduler-handed-back', history: schedulerRuns[0] }];
+    } finally {
+      await new Promise((ok) => agent.close(() => ok(undefined)));
+    }
   },
 
   /** (h) ttl_s 1: the intent expires (blocked, error expired) and, blocked without a retry, its workflow closes after a retention of 2 s. */

@@ -172,6 +172,16 @@ async function answeringAgent(taskId: string, processed: number, summary: string
   return agent;
 }
 
+/** Runs `fn` with a stand-in agent (answeringAgent) and closes it afterwards, whatever `fn` did. */
+async function withAgent<T>(taskId: string, processed: number, summary: string, delayMs: number, fn: (agent: http.Server) => Promise<T>): Promise<T> {
+  const agent = await answeringAgent(taskId, processed, summary, delayMs);
+  try {
+    return await fn(agent);
+  } finally {
+    await new Promise((ok) => agent.close(() => ok(undefined)));
+  }
+}
+
 /** A task definition calling the stand-in `agent` on `trigger`. */
 const webhookTask = (taskId: string, name: string, agent: http.Server, prompt: string, trigger: TaskDefinition['trigger']): TaskDefinition => ({
   ...TASK_DEFAULTS,
@@ -257,8 +267,7 @@ async function schedulerScenario(
   drive: () => Promise<void> = async () => undefined,
   afterRuns: () => Promise<void> = async () => undefined,
 ): Promise<Recorded[]> {
-  const agent = await answeringAgent(taskId, 1, 'done', 0);
-  try {
+  return withAgent(taskId, 1, 'done', 0, async (agent) => {
     const tc = tasks(ctx);
     const store = new TaskStore(ctx.pool);
     await tc.create(webhookTask(taskId, `Record a ${(trigger as { type: string }).type} task`, agent, 'go', TriggerSchema.parse(trigger)), true);
@@ -267,9 +276,7 @@ async function schedulerScenario(
     await afterRuns();
     const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
     return [{ name: `task-scheduler-${(trigger as { type: string }).type}`, history: schedulerRuns[0] }];
-  } finally {
-    await new Promise((ok) => agent.close(() => ok(undefined)));
-  }
+  });
 }
 
 /** Waits until the stored intent is in `status` (a timer of its workflow moved it). */
@@ -506,8 +513,7 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
    */
   async 'task-scheduler-buffer'(ctx) {
     const taskId = 'record-buffer';
-    const agent = await answeringAgent(taskId, 1, 'slow', 1500);
-    try {
+    return withAgent(taskId, 1, 'slow', 1500, async (agent) => {
       const tc = tasks(ctx);
       const store = new TaskStore(ctx.pool);
       await tc.create({ ...webhookTask(taskId, 'Record a buffer_one task', agent, 'slow {{task_name}}', { type: 'interval', every_s: 1, mode: 'aligned' }), overlap: 'buffer_one' }, true);
@@ -516,9 +522,7 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
       const signalled = schedulerRuns[0].events!.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'run-finished');
       assert(signalled, `${taskId}: the scheduler was woken by run-finished`);
       return [{ name: 'task-scheduler-buffer', history: schedulerRuns[0] }];
-    } finally {
-      await new Promise((ok) => agent.close(() => ok(undefined)));
-    }
+    });
   },
 
   /**
@@ -529,8 +533,7 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
    */
   async 'task-scheduler-interval'(ctx) {
     const taskId = 'record-interval';
-    const agent = await answeringAgent(taskId, 2, 'checked', 0);
-    try {
+    return withAgent(taskId, 2, 'checked', 0, async (agent) => {
       const tc = tasks(ctx);
       const store = new TaskStore(ctx.pool);
       await tc.create(webhookTask(taskId, 'Record an interval task', agent, 'check {{task_name}} at {{now_utc}}', { type: 'interval', every_s: 1, mode: 'from_last_start' }), true);
@@ -544,9 +547,7 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
         { name: 'task-scheduler-interval', history: schedulerRuns[0] },
         { name: 'task-run-success', history: runRuns[0] },
       ];
-    } finally {
-      await new Promise((ok) => agent.close(() => ok(undefined)));
-    }
+    });
   },
 
   /** (l) a cron trigger firing every second (six fields, seconds first): two runs on its timers, then the task deleted. */
@@ -617,8 +618,7 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
    */
   async 'task-scheduler-on-demand'(ctx) {
     const taskId = 'record-on-demand';
-    const agent = await answeringAgent(taskId, 1, 'done', 0);
-    try {
+    return withAgent(taskId, 1, 'done', 0, async (agent) => {
       const tc = tasks(ctx);
       const store = new TaskStore(ctx.pool);
       const fires = new FireScheduleStore(ctx.pool);
@@ -633,9 +633,7 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
       const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
       assert((await fires.get(taskId)) === undefined, `${taskId}: deleted, off the fire schedule`);
       return [{ name: 'task-scheduler-on-demand', history: schedulerRuns[0] }];
-    } finally {
-      await new Promise((ok) => agent.close(() => ok(undefined)));
-    }
+    });
   },
 
   /**
@@ -646,8 +644,7 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
    */
   async 'task-scheduler-handed-back'(ctx) {
     const taskId = 'record-handed-back';
-    const agent = await answeringAgent(taskId, 1, 'done', 0);
-    try {
+    return withAgent(taskId, 1, 'done', 0, async (agent) => {
       const tc = tasks(ctx);
       const store = new TaskStore(ctx.pool);
       const fires = new FireScheduleStore(ctx.pool);
@@ -658,9 +655,7 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
       await until(async () => ((await fires.get(taskId))?.nextFireMs ?? 0) > Date.now(), `${taskId}: registered again after the late fire time`);
       const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
       return [{ name: 'task-scheduler-handed-back', history: schedulerRuns[0] }];
-    } finally {
-      await new Promise((ok) => agent.close(() => ok(undefined)));
-    }
+    });
   },
 
   /** (h) ttl_s 1: the intent expires (blocked, error expired) and, blocked without a retry, its workflow closes after a retention of 2 s. */

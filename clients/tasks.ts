@@ -292,13 +292,8 @@ export class TaskClient {
    * registers the new version.
    */
   async returnFires(taskId: string, r: FiresReturned): Promise<void> {
-    const handle = this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId));
-    try {
-      await handle.signal(firesReturnedSignal, r);
-      return;
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    }
+    const tell = (h: WorkflowHandle) => h.signal(firesReturnedSignal, r);
+    if (await this.signalScheduler(taskId, tell)) return;
     const row = await this.store.getTask(taskId);
     if (!row || row.deleted || !row.enabled || row.version !== r.version) return;
     try {
@@ -306,15 +301,18 @@ export class TaskClient {
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       // Started meanwhile (a change): told as a running one would be.
-      await handle.signal(firesReturnedSignal, r);
+      await this.signalScheduler(taskId, tell);
     }
   }
 
-  private async signalScheduler(taskId: string, send: (h: WorkflowHandle) => Promise<void>): Promise<void> {
+  /** Sends to the task's scheduler; false when none runs (not found), which callers decide about. */
+  private async signalScheduler(taskId: string, send: (h: WorkflowHandle) => Promise<void>): Promise<boolean> {
     try {
       await send(this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)));
+      return true;
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
+      return false;
     }
   }
 

@@ -257,7 +257,8 @@ async function sendSignal(ctx: Ctx, name: string, value: number | null, values: 
 
 /**
  * A scheduler scenario on one trigger kind: creates the task on `trigger` (defaults as the API
- * applies them), lets `drive` make it fire (`runs` successes), then `afterRuns`, deletes it. Recorded: the scheduler's history.
+ * applies them), lets `drive` make it fire (`runs` successes), then `afterRuns`, deletes it.
+ * Recorded: the scheduler's history, as `name` (default task-scheduler-<trigger type>).
  */
 async function schedulerScenario(
   ctx: Ctx,
@@ -266,6 +267,7 @@ async function schedulerScenario(
   runs: number,
   drive: () => Promise<void> = async () => undefined,
   afterRuns: () => Promise<void> = async () => undefined,
+  name = `task-scheduler-${(trigger as { type: string }).type}`,
 ): Promise<Recorded[]> {
   return withAgent(taskId, 1, 'done', 0, async (agent) => {
     const tc = tasks(ctx);
@@ -275,7 +277,7 @@ async function schedulerScenario(
     await successes(store, taskId, runs);
     await afterRuns();
     const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
-    return [{ name: `task-scheduler-${(trigger as { type: string }).type}`, history: schedulerRuns[0] }];
+    return [{ name, history: schedulerRuns[0] }];
   });
 }
 
@@ -644,18 +646,20 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
    */
   async 'task-scheduler-handed-back'(ctx) {
     const taskId = 'record-handed-back';
-    return withAgent(taskId, 1, 'done', 0, async (agent) => {
-      const tc = tasks(ctx);
-      const store = new TaskStore(ctx.pool);
-      const fires = new FireScheduleStore(ctx.pool);
-      await tc.create({ ...webhookTask(taskId, 'Record a late plain task', agent, 'go', TriggerSchema.parse({ type: 'interval', every_s: 3600, mode: 'aligned' })), misfire: 'run_latest' }, true);
-      const lateMs = Date.now() - 3_600_000;
-      await ctx.pool.query('UPDATE task_fire_schedule SET next_fire_ms = $2, cursor_ms = $3 WHERE task_id = $1', [taskId, lateMs, lateMs - 1]);
-      await successes(store, taskId, 1);
-      await until(async () => ((await fires.get(taskId))?.nextFireMs ?? 0) > Date.now(), `${taskId}: registered again after the late fire time`);
-      const schedulerRuns = await deleteAndFetchScheduler(ctx, tc, store, taskId);
-      return [{ name: 'task-scheduler-handed-back', history: schedulerRuns[0] }];
-    });
+    const fires = new FireScheduleStore(ctx.pool);
+    // misfire run_latest is the default (TASK_DEFAULTS).
+    return schedulerScenario(
+      ctx,
+      taskId,
+      { type: 'interval', every_s: 3600, mode: 'aligned' },
+      1,
+      async () => {
+        const lateMs = Date.now() - 3_600_000;
+        await ctx.pool.query('UPDATE task_fire_schedule SET next_fire_ms = $2, cursor_ms = $3 WHERE task_id = $1', [taskId, lateMs, lateMs - 1]);
+      },
+      () => until(async () => ((await fires.get(taskId))?.nextFireMs ?? 0) > Date.now(), `${taskId}: registered again after the late fire time`),
+      'task-scheduler-handed-back',
+    );
   },
 
   /** (h) ttl_s 1: the intent expires (blocked, error expired) and, blocked without a retry, its workflow closes after a retention of 2 s. */

@@ -73,6 +73,8 @@ interface Options {
   idle: number;
   idleSeconds: number;
   worker: boolean;
+  /** --idle: rename each idle task once after the creates (their schedulers start, register version 2 and end). */
+  rename: boolean;
 }
 
 const USAGE = `usage: npm run bench:tasks-api -- [options]
@@ -84,18 +86,21 @@ const USAGE = `usage: npm run bench:tasks-api -- [options]
   --idle N          first: N daily crons created through the API, the rig at rest with 0 and N
                     tasks, then the CLI and the dashboard's tasks page with N stored (default 0: off)
   --idle-seconds S  the window at rest (default 60)
+  --rename          --idle: then rename each task once (PATCH), as a change starts its scheduler,
+                    and measure at rest after that
   --no-worker       no worker process (nothing fires; plain crons need none to be created)`;
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { creates: 1000, concurrency: 20, tasks: 10_000, runs: 300_000, lists: 300, idle: 0, idleSeconds: 60, worker: true };
+  const o: Options = { creates: 1000, concurrency: 20, tasks: 10_000, runs: 300_000, lists: 300, idle: 0, idleSeconds: 60, worker: true, rename: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--help' || a === '-h') {
       console.log(USAGE);
       process.exit(0);
     }
-    if (a === '--no-worker') {
-      o.worker = false;
+    if (a === '--no-worker' || a === '--rename') {
+      if (a === '--no-worker') o.worker = false;
+      else o.rename = true;
       continue;
     }
     const key = a.replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as keyof Options;
@@ -229,11 +234,27 @@ async function idlePhase(rig: FaultRig, opts: Options, run: string): Promise<voi
     const id = `idle-${run}-${String(i).padStart(6, '0')}`;
     await timed(creates, 'create', () => rig.tk.tasks.create(definition(id, i, expressions[i]) as CreateTask));
   });
-  const settled = await settle(rig, base, baseRows + n, opts.worker);
+  let settled = await settle(rig, base, baseRows + n, opts.worker);
+  const renames = new Series();
+  let renameWall: number | undefined;
+  if (opts.rename) {
+    renameWall = await runPool(n, opts.concurrency, async (i) => {
+      const id = `idle-${run}-${String(i).padStart(6, '0')}`;
+      await timed(renames, 'rename', () => rig.tk.tasks.update(id, { name: `idle ${i}, renamed` }));
+    });
+    settled = await settle(rig, base, baseRows + n, opts.worker);
+    // Every change registered: all n rows at version 2.
+    for (;;) {
+      const v2 = Number((await rig.pool.query(`SELECT count(*) FROM task_fire_schedule WHERE task_id LIKE $1 AND version = 2`, [`idle-${run}-%`])).rows[0].count);
+      if (v2 === n) break;
+      await sleep(500);
+    }
+  }
   const after = await atRest(rig, opts.idleSeconds);
-  console.log(`\nidle (${n} daily crons created through the API, none firing before ${new Date(firstFire).toISOString()}; at rest ${settled.toFixed(1)} s after the last create; load ${load()})`);
+  console.log(`\nidle (${n} daily crons created through the API${opts.rename ? ', then each renamed once' : ''}, none firing before ${new Date(firstFire).toISOString()}; at rest ${settled.toFixed(1)} s after the last ${opts.rename ? 'rename' : 'create'}; load ${load()})`);
   console.log(LATENCY_HEADER);
   console.log(row('POST /v1/tasks', creates, wall));
+  if (opts.rename) console.log(row('PATCH /v1/tasks/{id} (rename)', renames, renameWall));
   console.log(`\nat rest over ${opts.idleSeconds} s, before the creates and with the ${n} tasks (load ${load()})`);
   printRest(n, opts.idleSeconds, before, after);
 

@@ -129,6 +129,37 @@ test('a plain cron task starts no workflow at its create: its row on the shared 
   await t.tk.tasks.delete(id);
 });
 
+test('the scheduler a change of a plain task starts ends once it has registered the new version: the schedule fires the task with no workflow open, and the next change starts one again', async () => {
+  const id = t.uid('plainrest');
+  await t.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 1, mode: 'aligned' }, agent: { type: 'webhook', url: await fastAgentUrl(), prompt_template: 'go' } });
+  await t.tk.tasks.update(id, { name: 'renamed' });
+  const first = t.sys.client.workflow.getHandle(schedulerWorkflowId(id));
+  // It completes by itself (nothing asked it to), leaving the row at the new version on the schedule.
+  await first.result();
+  const firstRun = await first.describe();
+  expect(firstRun.status.name).toBe('COMPLETED');
+  expect((await new FireScheduleStore(t.sys.pool).get(id))?.version).toBe(2);
+  const ended = names(await historyOf(schedulerWorkflowId(id)));
+  expect(ended[ended.length - 1]).toBe('WORKFLOW_EXECUTION_COMPLETED');
+  // Its patches came with its input: no marker for the new path either.
+  expect((await historyOf(schedulerWorkflowId(id))).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
+
+  // The shared schedule goes on firing it with no scheduler open.
+  const before = (await t.runsOldestFirst(id)).length;
+  await eventually(async () => ((await t.runsOldestFirst(id)).filter((r) => r.status === 'success').length >= before + 2 ? true : undefined), 20_000);
+  expect((await t.sys.client.workflow.getHandle(schedulerWorkflowId(id)).describe()).status.name).toBe('COMPLETED');
+  // GET answers with the row's next fire time.
+  expect(Date.parse((await t.tk.tasks.get(id)).scheduler.next_fire_at!)).toBeGreaterThan(Date.now() - 2_000);
+
+  // The next change starts a new scheduler run from the stored task: paused, it takes the row out and stays.
+  await t.tk.tasks.pause(id);
+  await eventually(async () => ((await new FireScheduleStore(t.sys.pool).get(id)) === undefined ? true : undefined));
+  const second = await t.sys.client.workflow.getHandle(schedulerWorkflowId(id)).describe();
+  expect(second.status.name).toBe('RUNNING');
+  expect(second.runId).not.toBe(firstRun.runId);
+  await t.tk.tasks.delete(id);
+});
+
 test('deleting a plain task that never changed starts its scheduler only to take its row off the shared fire schedule', async () => {
   const id = t.uid('plaindel');
   await t.tk.tasks.create({ task_id: id, trigger: { type: 'cron', expression: '0 0 1 1 *', timezone: 'UTC' }, agent: { type: 'webhook', url: await fastAgentUrl(), prompt_template: 'go' } });

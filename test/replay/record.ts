@@ -639,6 +639,29 @@ const scenarios: Record<string, (ctx: Ctx) => Promise<Recorded[]>> = {
   },
 
   /**
+   * A plain task's scheduler at rest (patch ENDS_AT_REST, stop 34): the rename starts it from the
+   * stored task (onSchedule), it registers version 2 over the row and ends by itself, leaving the
+   * row on the schedule. Recorded: that run's history; the delete then starts another run, which
+   * takes the row out.
+   */
+  async 'task-scheduler-ends-at-rest'(ctx) {
+    const taskId = 'record-ends-at-rest';
+    return withAgent(taskId, 1, 'done', 0, async (agent) => {
+      const tc = tasks(ctx);
+      const fires = new FireScheduleStore(ctx.pool);
+      const created = await tc.create(webhookTask(taskId, 'Record a plain task at rest', agent, 'go', TriggerSchema.parse({ type: 'cron', expression: '0 0 1 1 *', timezone: 'UTC' })), true);
+      await tc.update(created, { ...created.definition, name: 'Record a plain task at rest, renamed' });
+      const scheduler = ctx.client.workflow.getHandle(schedulerWorkflowId(taskId));
+      await scheduler.result();
+      assert((await fires.get(taskId))?.version === 2, `${taskId}: its scheduler registered version 2 and ended`);
+      const [history] = await fetchRuns(ctx, scheduler);
+      await deleteAndFetchScheduler(ctx, tc, new TaskStore(ctx.pool), taskId);
+      assert((await fires.get(taskId)) === undefined, `${taskId}: deleted, off the fire schedule`);
+      return [{ name: 'task-scheduler-ends-at-rest', history }];
+    });
+  },
+
+  /**
    * A plain interval task's late fire time handed back while no scheduler runs (stop 33): its
    * row is set an hour late, the shard hands it back, a scheduler is started with it in its input
    * (returned), runs it under run_latest and registers the task again; then it is deleted.

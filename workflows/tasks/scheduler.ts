@@ -21,6 +21,12 @@
  * Since stop 33 a plain task's create writes its row itself and starts no scheduler: one is
  * started from the stored task by its first change or a hand-back (SchedulerInput.onSchedule:
  * the row is its own; SchedulerInput.returned: the fire time handed back).
+ *
+ * Since patch ENDS_AT_REST a scheduler that has registered its plain task on the shared fire
+ * schedule, with nothing of its own in flight, ends: the schedule fires the task, and the next
+ * change or hand-back starts a scheduler again from the stored task (the row keeps the cursor,
+ * the last start and the fires). A plain task therefore holds no workflow at rest, whether or
+ * not it ever changed.
  */
 import {
   ChildWorkflowHandle,
@@ -64,8 +70,10 @@ export const START_RUNS_BY_ACTIVITY = 'task-runs-started-by-activity';
 export const FIRE_ANSWERS_NEXT = 'task-fire-answers-next';
 /** Plain cron and interval tasks fire from the shared fire schedule (schema/023), not from this workflow's timers. */
 export const SHARED_FIRES = 'task-fires-shared';
+/** A scheduler ends once its plain task is registered on the shared fire schedule (no workflow at rest). */
+export const ENDS_AT_REST = 'task-scheduler-ends-at-rest';
 /** The patches of this code, given to every scheduler it starts or continues (SchedulerInput.patches). */
-export const SCHEDULER_PATCHES = [START_RUNS_BY_ACTIVITY, FIRE_ANSWERS_NEXT, SHARED_FIRES];
+export const SCHEDULER_PATCHES = [START_RUNS_BY_ACTIVITY, FIRE_ANSWERS_NEXT, SHARED_FIRES, ENDS_AT_REST];
 const { signalsToCatchUp } = proxyLocalActivities<SignalActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
 const { recordSkipped, completeTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: LIMITS.taskActivityTimeoutMs,
@@ -320,9 +328,26 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
   }
 
   /**
+   * ENDS_AT_REST: whether this scheduler, its task just registered, can end. Only with nothing
+   * of its own in flight (no run it started and tracks, no buffered fire time), and only once its
+   * handlers have run: a change or a hand-back that arrives while it ends fails the completion
+   * (Temporal refuses to close a workflow with a signal it has not seen), and the next workflow
+   * task takes it here.
+   */
+  async function restsOnSchedule(): Promise<boolean> {
+    if (busy() > 0 || buffered || !hasPatch(input.patches, ENDS_AT_REST)) return false;
+    await condition(allHandlersFinished);
+    return !changed && returned === undefined && busy() === 0 && !buffered;
+  }
+
+  /** Set by fireFromShard when the scheduler ends with its task registered (ENDS_AT_REST). */
+  let atRest = false;
+
+  /**
    * The SHARED_FIRES path: registers the task on the shared fire schedule and sleeps until it
    * changes (false) or a fire time is handed back (true: the loop fires it under the misfire
-   * policy from the returned cursor, then registers again).
+   * policy from the returned cursor, then registers again). Under ENDS_AT_REST it answers false
+   * with `atRest` set instead of sleeping.
    */
   async function fireFromShard(): Promise<boolean> {
     // Started by the hand-back (no scheduler ran): its row waits, returned; the fire time is taken as a fires-returned signal would have brought it.
@@ -332,6 +357,10 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     if (!taken) {
       nextFireMs = await registerFires({ taskId: task.taskId, version: task.version, definition: task.definition, cursorMs: task.cursorMs, lastFireMs: task.lastFireMs });
       registered = true;
+      if (await restsOnSchedule()) {
+        atRest = true;
+        return false;
+      }
       await condition(() => changed || returned !== undefined);
       if (changed) return false;
     }
@@ -372,6 +401,8 @@ export async function taskSchedulerWorkflow(input: SchedulerInput): Promise<void
     if (firesShared(d) && (shared || hasPatch(input.patches, SHARED_FIRES))) {
       shared = true;
       if (!(await fireFromShard())) {
+        // Ends with the task's row left on the schedule (no leaveShard: it fires from there).
+        if (atRest) return;
         changed = false;
         continue;
       }

@@ -100,8 +100,11 @@ describe('against the running API', () => {
     const domain = uid('recover').toLowerCase();
     const old = `${domain}-old`;
     await tk.intents.create({ event_id: old, domain, action: 'stale' });
-    // Old once the server counts it older than 1 s (what recover's expireOlderThanS asks it).
-    await eventually('the first intent to be older than 1 s', async () => (await tk.intents.pending({ domain, older_than: 1 })).some((i) => i.event_id === old), { stepMs: 50 });
+    // Old once the server counts it older than OLD_S (what recover's expireOlderThanS asks it). The
+    // intents made after it must still be younger than that when recover runs: 1 s was too short
+    // for the five calls below on a loaded CI machine (the fresh one was expired too).
+    const OLD_S = 5;
+    await eventually(`the first intent to be older than ${OLD_S} s`, async () => (await tk.intents.pending({ domain, older_than: OLD_S })).some((i) => i.event_id === old), { stepMs: 100, timeoutMs: 30_000 });
     const fresh = `${domain}-fresh`;
     await tk.intents.create({ event_id: fresh, domain, action: 'fresh' });
     // A pending intent whose dedupe key a done intent also holds: it was blocked (freeing the key)
@@ -115,7 +118,7 @@ describe('against the running API', () => {
     await tk.intents.transition(dup, { status: 'requested' });
 
     const resumed: string[] = [];
-    const report = await recover(tk, { domain, expireOlderThanS: 1, resume: async (i) => void resumed.push(i.event_id) });
+    const report = await recover(tk, { domain, expireOlderThanS: OLD_S, resume: async (i) => void resumed.push(i.event_id) });
     expect(report.expired).toEqual([old]);
     expect(report.skipped).toEqual([dup]);
     expect(report.resumed).toEqual([fresh]);

@@ -194,26 +194,26 @@ export class TaskClient {
    * running runs are the log's open runs: since issue 15 the scheduler no longer follows its
    * runs (it starts them from a local activity), so they are read where overlap reads them.
    * A task on the shared fire schedule (schema/023) fires from there: its next fire time,
-   * cursor and fires so far are the row's; with no scheduler running (a plain task that has
-   * not changed since its create) the row at the task's `version` is the whole answer.
+   * cursor and fires so far are the row's. A row at the task's `version` is the whole answer
+   * and the scheduler is not asked: that version is registered, so the task is enabled, plain
+   * and fires from the row, and its scheduler, if one still runs, knows nothing the row and
+   * the log do not (since ENDS_AT_REST it has usually ended; a query to a closed workflow is
+   * answered by a worker replaying its history).
    */
   async schedulerState(taskId: string, version: number): Promise<SchedulerState | undefined> {
     try {
-      const [state, open, row] = await Promise.all([
-        this.opts.client
-          .withDeadline(Date.now() + LIMITS.schedulerQueryTimeoutMs, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery))
-          .catch((err: unknown) => {
-            if (err instanceof WorkflowNotFoundError) return undefined;
-            throw err;
-          }),
-        this.openRuns.openRuns(taskId),
-        this.fireSchedule.get(taskId),
-      ]);
-      if (!state) {
-        // No scheduler runs: a plain task fires from the shared schedule alone until it changes, and its row (at the task's version) is the whole state.
-        if (!row || row.version !== version) return undefined;
+      const [open, row] = await Promise.all([this.openRuns.openRuns(taskId), this.fireSchedule.get(taskId)]);
+      if (row && row.version === version) {
         return { taskId, version, enabled: true, deleted: false, cursorMs: row.cursorMs, nextFireMs: row.nextFireMs, running: open, buffered: null, fires: row.fires };
       }
+      const state = await this.opts.client
+        .withDeadline(Date.now() + LIMITS.schedulerQueryTimeoutMs, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery))
+        .catch((err: unknown) => {
+          if (err instanceof WorkflowNotFoundError) return undefined;
+          throw err;
+        });
+      // No scheduler and no row at this version: nothing fires the task (paused, or a change not yet taken in by a scheduler that is being started).
+      if (!state) return undefined;
       const shared = row && row.version === state.version && state.enabled && !state.deleted ? { nextFireMs: row.nextFireMs, cursorMs: Math.max(state.cursorMs, row.cursorMs), fires: state.fires + row.fires } : {};
       return { ...state, ...shared, running: [...new Set([...state.running, ...open])] };
     } catch {

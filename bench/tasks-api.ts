@@ -98,9 +98,12 @@ function parseArgs(argv: string[]): Options {
       console.log(USAGE);
       process.exit(0);
     }
-    if (a === '--no-worker' || a === '--rename') {
-      if (a === '--no-worker') o.worker = false;
-      else o.rename = true;
+    if (a === '--no-worker') {
+      o.worker = false;
+      continue;
+    }
+    if (a === '--rename') {
+      o.rename = true;
       continue;
     }
     const key = a.replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as keyof Options;
@@ -229,18 +232,17 @@ async function idlePhase(rig: FaultRig, opts: Options, run: string): Promise<voi
   const expressions = Array.from({ length: n }, (_, i) => idleCron(i, now));
   const firstFire = Math.min(...[...new Set(expressions)].map((expression) => cronFireTimes({ expression, dom_dow: 'or', timezone: ZONE }, now, 1)[0]));
   if (firstFire < now + (QUIET_HOURS - 1) * 3_600_000) throw new Error(`an idle task would fire at ${new Date(firstFire).toISOString()}, within the bench`);
+  const idleId = (i: number) => `idle-${run}-${String(i).padStart(6, '0')}`;
   const creates = new Series();
   const wall = await runPool(n, opts.concurrency, async (i) => {
-    const id = `idle-${run}-${String(i).padStart(6, '0')}`;
-    await timed(creates, 'create', () => rig.tk.tasks.create(definition(id, i, expressions[i]) as CreateTask));
+    await timed(creates, 'create', () => rig.tk.tasks.create(definition(idleId(i), i, expressions[i]) as CreateTask));
   });
   let settled = await settle(rig, base, baseRows + n, opts.worker);
   const renames = new Series();
   let renameWall: number | undefined;
   if (opts.rename) {
     renameWall = await runPool(n, opts.concurrency, async (i) => {
-      const id = `idle-${run}-${String(i).padStart(6, '0')}`;
-      await timed(renames, 'rename', () => rig.tk.tasks.update(id, { name: `idle ${i}, renamed` }));
+      await timed(renames, 'rename', () => rig.tk.tasks.update(idleId(i), { name: `idle ${i}, renamed` }));
     });
     settled = await settle(rig, base, baseRows + n, opts.worker);
     // Every change registered: all n rows at version 2.

@@ -73,7 +73,8 @@ test('a fire costs the scheduler nothing (it sleeps on the shared fire schedule)
   expect(shardEvents.length).toBeLessThan(12);
 
   for (const r of runs) {
-    const run = names(await historyOf(r.run_id));
+    const runEvents = await historyOf(r.run_id);
+    const run = names(runEvents);
     expect(run.filter((n) => n === 'WORKFLOW_TASK_COMPLETED')).toHaveLength(1);
     expect(run.filter((n) => n.startsWith('ACTIVITY_TASK'))).toEqual([]);
     // Its patches came with its input (RunInput.patches): the first attempt's marker only, and one
@@ -81,7 +82,7 @@ test('a fire costs the scheduler nothing (it sleeps on the shared fire schedule)
     expect(run.filter((n) => n === 'MARKER_RECORDED')).toHaveLength(1);
     expect(run.filter((n) => n === 'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES')).toHaveLength(1);
     // Started by a client (the scheduler's local activity), so it has no parent.
-    const started = (await historyOf(r.run_id))[0].workflowExecutionStartedEventAttributes!;
+    const started = runEvents[0].workflowExecutionStartedEventAttributes!;
     expect(started.parentWorkflowExecution ?? null).toBeNull();
     // Still findable by task id in the Temporal UI.
     expect(JSON.stringify(started.searchAttributes)).toContain('TaskId');
@@ -139,10 +140,11 @@ test('the scheduler a change of a plain task starts ends once it has registered 
   const firstRun = await first.describe();
   expect(firstRun.status.name).toBe('COMPLETED');
   expect((await new FireScheduleStore(t.sys.pool).get(id))?.version).toBe(2);
-  const ended = names(await historyOf(schedulerWorkflowId(id)));
+  const endedEvents = await historyOf(schedulerWorkflowId(id));
+  const ended = names(endedEvents);
   expect(ended[ended.length - 1]).toBe('WORKFLOW_EXECUTION_COMPLETED');
   // Its patches came with its input: no marker for the new path either.
-  expect((await historyOf(schedulerWorkflowId(id))).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
+  expect(endedEvents.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
 
   // The shared schedule goes on firing it with no scheduler open.
   const before = (await t.runsOldestFirst(id)).length;

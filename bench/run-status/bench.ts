@@ -8,18 +8,12 @@
  *
  *   npx tsx bench/run-status/bench.ts [N=1000] [C=50] [rounds=3]
  */
-import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { freePort, startDevServer } from '../../lib/temporal-server';
+import { cpuMs } from '../procs';
 import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
-
-/** CPU of a process so far, in ms (utime + stime at 100 ticks a second). */
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
 
 async function main(): Promise<void> {
   const [n, c, rounds] = [Number(process.argv[2] ?? 1000), Number(process.argv[3] ?? 50), Number(process.argv[4] ?? 3)];

@@ -51,6 +51,17 @@ async function launch(): Promise<{ context: BrowserContext; close: () => Promise
 /** Waits until a locator matches exactly `n` elements. */
 const countIs = (loc: Locator, n: number) => eventually(async () => (await loc.count()) === n, { timeoutMs: 10_000, stepMs: 100 });
 
+/** The `data-intent` ids of the intent table's rows, in page order. */
+const intentRowIds = (page: Page) =>
+  page.locator('#intents-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-intent') ?? ''));
+
+/**
+ * Waits until the intent table shows exactly these ids (in any order). A count alone can match the
+ * page from before a filter was applied, and the rows are read while the next render replaces them.
+ */
+const intentRowsAre = (page: Page, ids: string[]) =>
+  eventually(async () => JSON.stringify((await intentRowIds(page)).sort()) === JSON.stringify([...ids].sort()), { timeoutMs: 10_000, stepMs: 100 });
+
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 
 /** Page errors and failed requests to other origins (there must be none: every asset is local). */
@@ -259,25 +270,25 @@ describe('the dashboard against the running system (open API)', () => {
     expect(await page.locator('#intents-count').innerText()).toBe(`${before + 1} pending`);
     await page.fill('input[name=domain]', domain);
     await page.click('form.filters button[type=submit]');
-    await countIs(page.locator('#intents-table tbody tr'), 3);
+    await intentRowsAre(page, [runScopedId('I-1'), runScopedId('I-2'), runScopedId('I-5')]);
     expect(page.url()).toContain('pending=1');
-    const pendingIds = await page.locator('#intents-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-intent')));
-    expect(pendingIds).toEqual([runScopedId('I-1'), runScopedId('I-2'), runScopedId('I-5')]);
+    expect(page.url()).toContain(`domain=${domain}`);
+    expect(await intentRowIds(page)).toEqual([runScopedId('I-1'), runScopedId('I-2'), runScopedId('I-5')]);
 
     // Filters: status, tags, search.
     await page.goto(`${sys.baseUrl}/#/intents?domain=${domain}`);
     await page.waitForSelector('#intents-table');
     await page.selectOption('select[name=status]', 'blocked');
     await page.click('form.filters button[type=submit]');
-    await countIs(page.locator('#intents-table tbody tr'), 1);
+    await intentRowsAre(page, [runScopedId('I-4')]);
     await page.selectOption('select[name=status]', '');
     await page.fill('input[name=tags]', 'automation');
     await page.click('form.filters button[type=submit]');
-    await countIs(page.locator('#intents-table tbody tr'), 3);
+    await intentRowsAre(page, [runScopedId('I-1'), runScopedId('I-2'), runScopedId('I-4')]);
     await page.fill('input[name=tags]', '');
     await page.fill('input[name=search]', 'SMTP');
     await page.click('form.filters button[type=submit]');
-    await countIs(page.locator('#intents-table tbody tr'), 1);
+    await intentRowsAre(page, [runScopedId('I-4')]);
 
     // The blocked one in detail.
     await page.click(`a[href="#/intents/${runScopedId('I-4')}"]`);

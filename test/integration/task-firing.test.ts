@@ -204,3 +204,34 @@ test('delivery: JSON with Idempotency-Key and HMAC signature, markdown, the SSRF
   const forged = await refusal(tk.append(sessionId, { type: 'TASK_RUN', content: { task_id: 'x' } }));
   expect(forged.status).toBe(400);
 });
+
+test('a run wakes up with the time since the last run and the memory of the last memory_runs finished runs, newest first', async () => {
+  // The agent answers call n with `run n` and processed n; the runs are triggered one after another.
+  const agent = await server(answering((n) => ({ summary: `run ${n}`, processed: n })));
+  const id = uid('memory');
+  await createTask({
+    task_id: id,
+    trigger: { type: 'interval', every_s: 86_400 },
+    agent: { type: 'webhook', url: agent.url, prompt_template: 'go' },
+    memory_runs: 2,
+    enabled: true,
+  });
+  for (let n = 1; n <= 4; n++) {
+    const { run_id } = await tk.tasks.trigger(id);
+    await eventually(`run ${n} to succeed`, async () => (await run(run_id)).log.some((l) => l.status === 'success'));
+  }
+  const calls = agent.received.map((x) => JSON.parse(x.body) as { run_id: string; started_at: string; time_context: string; memory: string });
+  expect(calls).toHaveLength(4);
+
+  expect(calls[0].memory).toBe('No earlier runs.');
+  expect(calls[0].time_context).toContain('This is the first run of this task.');
+
+  // The fourth run remembers the third and the second, newest first, with what their agent answered.
+  const remembered = calls[3].memory.split('\n');
+  expect(remembered).toHaveLength(2);
+  expect(remembered[0]).toMatch(/^- .*: succeeded, processed 3, 2 errors, not delivered\. Summary: run 3$/);
+  expect(remembered[1]).toMatch(/^- .*: succeeded, processed 2, 2 errors, not delivered\. Summary: run 2$/);
+  // Its time since the last run counts from the third run's start, as the third call was told.
+  expect(calls[3].time_context).toContain(`(last run started ${calls[2].started_at})`);
+  expect(calls[3].time_context).not.toContain('This is the first run of this task.');
+});

@@ -152,6 +152,8 @@ export interface DevServerOptions {
   ip?: string;
   namespace?: string;
   log?: (m: string) => void;
+  /** Dynamic config values on top of the production settings (benchmarks: a knob of a design compared). */
+  dynamicConfig?: Record<string, unknown>;
 }
 
 export interface DevServer {
@@ -177,7 +179,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     for (const p of DEV_SQLITE_PRAGMAS) args.push('--sqlite-pragma', p);
   }
   for (const name of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${name}=Keyword`);
-  for (const [k, v] of Object.entries({ ...DEV_DYNAMIC_CONFIG, ...DEV_ONLY_DYNAMIC_CONFIG })) {
+  for (const [k, v] of Object.entries({ ...DEV_DYNAMIC_CONFIG, ...DEV_ONLY_DYNAMIC_CONFIG, ...opts.dynamicConfig })) {
     args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
   }
 

@@ -41,6 +41,8 @@ export interface FaultRigOptions {
   /** A prebuilt workflow bundle file; default: bundle once here. */
   workflowBundle?: string;
   log?: (m: string) => void;
+  /** Extra dynamic config of the rig's Temporal dev server (startDevServer's dynamicConfig). */
+  temporalDynamicConfig?: Record<string, unknown>;
 }
 
 export interface FaultRig {
@@ -117,7 +119,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
   log(`[rig] PostgreSQL on ${pgPort}`);
 
   const temporalPort = await freePort();
-  let dev: DevServer | undefined = await startDevServer({ port: temporalPort, uiPort: 0, dbFile: temporalFile, log });
+  let dev: DevServer | undefined = await startDevServer({ port: temporalPort, uiPort: 0, dbFile: temporalFile, log, dynamicConfig: opts.temporalDynamicConfig });
   const temporalAddress = dev.address;
   log(`[rig] Temporal on ${temporalAddress}`);
 
@@ -232,7 +234,7 @@ export async function startFaultRig(opts: FaultRigOptions = {}): Promise<FaultRi
       dev = undefined;
     },
     async restartTemporal() {
-      dev = await startDevServer({ port: temporalPort, uiPort: 0, dbFile: temporalFile, log });
+      dev = await startDevServer({ port: temporalPort, uiPort: 0, dbFile: temporalFile, log, dynamicConfig: opts.temporalDynamicConfig });
     },
     async crashPostgres() {
       await crashEmbeddedPostgres(pgDir, pg!);

@@ -249,16 +249,13 @@ async function floorPhase(f: Floor, name: 'spread' | 'burst', n: number, minutes
   }
   const expected = n * minutes;
   await sleep(from + minutes * 60_000 - Date.now());
-  for (let last = -1, quietSince = Date.now(); ; await sleep(1000)) {
-    if (f.arrived.size !== last) [last, quietSince] = [f.arrived.size, Date.now()];
-    if (f.arrived.size >= expected || Date.now() - quietSince > SETTLE_MS) break;
-  }
+  await waitUntilQuiet(() => f.arrived.size, expected, SETTLE_MS);
   timers.forEach(clearTimeout);
   await Promise.all(starts);
-  const lateness = [...f.arrived].map(([k, t]) => t - nominal[k]).sort((a, b) => a - b);
+  const lateness = [...f.arrived].map(([k, t]) => t - nominal[k]);
   const notRun = [...ids].filter(([k]) => !f.arrived.has(k)).map(([, id]) => id);
   f.arrived.clear();
-  return { expected, started: lateness.length, p50: pct(lateness, 50), p99: pct(lateness, 99), max: lateness[lateness.length - 1] ?? NaN, refused, notRun };
+  return { expected, started: lateness.length, ...latenessOf(lateness), refused, notRun };
 }
 
 /** The floor workflow's echo keys of the schedules phase start here (schedule i echoes SCHEDULE_KEY + i). */
@@ -294,22 +291,18 @@ async function schedulesPhase(f: Floor, name: 'spread' | 'burst', n: number): Pr
   );
   const from = windowFrom();
   log(`${name} schedules: created in ${((Date.now() - t0) / 1000).toFixed(1)} s; measuring ${new Date(from).toISOString()} for 1 min`);
-  const nominalOfArrival = (i: number, at: number) => from + seconds[i] * 1000 + Math.floor((at - from - seconds[i] * 1000) / 60_000) * 60_000;
-  const inWindow = () => f.scheduled.filter(([i, at]) => nominalOfArrival(i, at) === from + seconds[i] * 1000);
+  /** Schedule i's fire time in the window; an arrival belongs to it when it came before the next one, a minute later. */
+  const firedAt = (i: number) => from + seconds[i] * 1000;
+  const inWindow = () => f.scheduled.filter(([i, at]) => at >= firedAt(i) && at < firedAt(i) + 60_000);
   await sleep(from + 60_000 - Date.now());
   // Longer than the scenario's settle time: a rate-limited schedule backs off before it starts again.
-  for (let last = -1, quietSince = Date.now(); ; await sleep(1000)) {
-    const got = inWindow().length;
-    if (got !== last) [last, quietSince] = [got, Date.now()];
-    if (got >= n || Date.now() - quietSince > SCHEDULES_SETTLE_MS) break;
-  }
+  await waitUntilQuiet(() => inWindow().length, n, SCHEDULES_SETTLE_MS);
   const firsts = new Map<number, number>();
-  for (const [i, at] of inWindow()) if (!firsts.has(i)) firsts.set(i, at - (from + seconds[i] * 1000));
+  for (const [i, at] of inWindow()) if (!firsts.has(i)) firsts.set(i, at - firedAt(i));
   log(`${name} schedules: deleting them`);
   await pool(handles, 20, (h) => h.delete());
   f.scheduled.length = 0;
-  const lateness = [...firsts.values()].sort((a, b) => a - b);
-  return { expected: n, started: lateness.length, p50: pct(lateness, 50), p99: pct(lateness, 99), max: lateness[lateness.length - 1] ?? NaN };
+  return { expected: n, started: firsts.size, ...latenessOf([...firsts.values()]) };
 }
 
 /** Runs `fn` over `items`, `width` at a time, retrying refusals that say "later" (429, 503). */
@@ -333,6 +326,21 @@ async function pool<T>(items: T[], width: number, fn: (x: T) => Promise<unknown>
 }
 
 const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN);
+
+/** p50, p99 and max of lateness figures (sorted here, in place). */
+function latenessOf(xs: number[]): { p50: number; p99: number; max: number } {
+  xs.sort((a, b) => a - b);
+  return { p50: pct(xs, 50), p99: pct(xs, 99), max: xs[xs.length - 1] ?? NaN };
+}
+
+/** Polls `count` every second until it reaches `expected`, or has not changed for `quietMs`. */
+async function waitUntilQuiet(count: () => number, expected: number, quietMs: number): Promise<void> {
+  for (let last = -1, quietSince = Date.now(); ; await sleep(1000)) {
+    const got = count();
+    if (got !== last) [last, quietSince] = [got, Date.now()];
+    if (got >= expected || Date.now() - quietSince > quietMs) return;
+  }
+}
 
 interface Figures {
   scenario: string;
@@ -447,11 +455,7 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     return m && ours.has(m[1]) && Date.parse(m[2]) >= from && Date.parse(m[2]) < to ? m[1] : undefined;
   };
   const calledInWindow = () => [...calls.keys()].filter(windowTaskOf).length;
-  for (let last = -1, quietSince = Date.now(); ; await sleep(1000)) {
-    const n = calledInWindow();
-    if (n !== last) [last, quietSince] = [n, Date.now()];
-    if (n >= ids.length * minutes || Date.now() - quietSince > SETTLE_MS) break;
-  }
+  await waitUntilQuiet(calledInWindow, ids.length * minutes, SETTLE_MS);
   log(`${name}: ${calledInWindow()} of ${ids.length * minutes} fire times called the agent, ${((Date.now() - to) / 1000).toFixed(0)} s after the window`);
   const cpuWall = performance.now() - cpuT0;
   const cpu = readers.length ? { seconds: cpuWall / 1000, procs: readers.map((p, k): [string, number] => [p.label, ((p.cpuMs() - cpu0[k]) / cpuWall) * 100]) } : undefined;
@@ -492,7 +496,6 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     }
     for (const k of byNominal.values()) if (k > 1) duplicated += k - 1;
   });
-  lateness.sort((a, b) => a - b);
   // Where the agent got the call: its first call per run of the window (a run called under two keys is a duplicate).
   const atAgent: number[] = [];
   for (const [runId, t] of agent.firstCallMs) {
@@ -500,7 +503,6 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     atAgent.push(t - nominalOf(runId));
     if ((agent.keys.get(runId)?.size ?? 0) > 1) duplicated++;
   }
-  atAgent.sort((a, b) => a - b);
   return {
     scenario: name,
     tasks: n,
@@ -511,10 +513,8 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     skipped,
     duplicated,
     resent: agent.resent() - resentBefore,
-    p50: pct(lateness, 50),
-    p99: pct(lateness, 99),
-    max: lateness[lateness.length - 1] ?? NaN,
-    agent: { p50: pct(atAgent, 50), p99: pct(atAgent, 99), max: atAgent[atAgent.length - 1] ?? NaN },
+    ...latenessOf(lateness),
+    agent: latenessOf(atAgent),
     killedAtMs,
     cpu,
   };
@@ -573,7 +573,7 @@ async function main() {
       );
     if (r.schedules)
       console.log(
-         `  next-best design (Temporal Schedules starting the floor's workflow, one window minute, start rate ${o.schedulesRps ?? 'the server default 30'}/s): ${r.schedules.started} of ${r.schedules.expected} ran, lateness p50 ${ms(r.schedules.p50)}, p99 ${ms(r.schedules.p99)}, max ${ms(r.schedules.max)}`,
+        `  next-best design (Temporal Schedules starting the floor's workflow, one window minute, start rate ${o.schedulesRps ?? 'the server default 30'}/s): ${r.schedules.started} of ${r.schedules.expected} ran, lateness p50 ${ms(r.schedules.p50)}, p99 ${ms(r.schedules.p99)}, max ${ms(r.schedules.max)}`,
       );
     if (r.floor?.refused.size) console.log(`  floor starts refused: ${[...r.floor.refused].map(([m, k]) => `${m} x${k}`).join(', ')}`);
     if (r.floor?.notRun.length) console.log(`  floor workflows started that did not run within the window + ${SETTLE_MS / 1000} s quiet: ${r.floor.notRun.join(' ')}`);

@@ -8,8 +8,10 @@
  *
  * Scenarios (run one after the other, each for --minutes whole minutes):
  *   spread  --tasks tasks (default 1,000), task i fires every minute at second i mod 60
- *           (6-field cron `S * * * * *`): ~17 fire times a second. Targets (issue 7): lateness
- *           p99 <= 1 s, zero missed, zero duplicated.
+ *           (6-field cron `S M1,M2,... * * * *`): ~17 fire times a second. The minutes are
+ *           those of the window and a few spare ones, from after the creates should be done:
+ *           the window measures the steady state of firing, not firing beside thousands of
+ *           creates. Targets (issue 7): lateness p99 <= 1 s, zero missed, zero duplicated.
  *   burst   --burst tasks (default 200) all firing every minute at second 30.
  *
  * The agent is a local webhook stand-in that answers at once, so a run is its start, one agent
@@ -98,6 +100,8 @@ function parseArgs(argv: string[]): Options {
   const int = (k: string, d: number) => flags.int(k, 1) ?? d;
   const scenarios = (flags.value('scenario') ?? 'spread,burst').split(',');
   if (scenarios.some((s) => s !== 'spread' && s !== 'burst')) throw new Error(`--scenario takes spread and/or burst\n${USAGE}`);
+  // A spread task's fire minutes are a list of minutes of the hour: the window and its spares fit in one hour.
+  if (int('minutes', 5) + SPREAD_SPARE_MINUTES > 60) throw new Error(`--minutes is at most ${60 - SPREAD_SPARE_MINUTES}\n${USAGE}`);
   return {
     url: flags.value('url'),
     minutes: int('minutes', 5),
@@ -212,11 +216,30 @@ const secondsOf = (name: 'spread' | 'burst', n: number) => Array.from({ length: 
 /** The window: the first whole minute at least 5 s from now, for `minutes` minutes. */
 const windowFrom = () => Math.ceil((Date.now() + 5000) / 60_000) * 60_000;
 
+/** Minutes a spread task may also fire in after the planned ones, should its creates take longer than planned. */
+const SPREAD_SPARE_MINUTES = 3;
+
+/**
+ * The minutes (whole minutes since the epoch) a spread scenario's tasks fire in: `minutes` of
+ * them and SPREAD_SPARE_MINUTES more, from the first whole minute after the creates should be
+ * done (20 ms a create, about four times what an uncontended create takes, and 10 s). Tasks that
+ * fire every minute would fire while the others are still being created: at 3,000 tasks on a
+ * slow machine the creates then took 190 s and left a backlog that was still queued in the
+ * window (stop 36). The window measures the steady state of the firing alone.
+ */
+function spreadMinutes(n: number, minutes: number, now: number): number[] {
+  const first = Math.ceil((now + 10_000 + n * 20) / 60_000);
+  return Array.from({ length: minutes + SPREAD_SPARE_MINUTES }, (_, k) => first + k);
+}
+
+/** A spread task's cron: at its second, in the given minutes of the hour (UTC). */
+const spreadCron = (second: number, fireMinutes: number[]) => `${second} ${fireMinutes.map((m) => m % 60).join(',')} * * * *`;
+
 /**
  * The floor phase: each fire time of the pattern, a client starts one floor workflow at that
  * instant; lateness is when its local activity ran, minus the fire time.
  */
-async function floorPhase(f: Floor, name: 'spread' | 'burst', n: number, minutes: number): Promise<NonNullable<Figures['floor']>> {
+async function floorPhase(f: Floor, name: 'spread' | 'burst', n: number, minutes: number, readers: ReturnType<typeof rigProcessReaders>): Promise<NonNullable<Figures['floor']>> {
   const seconds = secondsOf(name, n);
   const from = windowFrom();
   log(`${name} floor: do-nothing workflows at the same fire times, ${new Date(from).toISOString()} for ${minutes} min`);
@@ -248,14 +271,17 @@ async function floorPhase(f: Floor, name: 'spread' | 'burst', n: number, minutes
     }
   }
   const expected = n * minutes;
+  await sleep(from - Date.now());
+  const meter = cpuMeter(readers);
   await sleep(from + minutes * 60_000 - Date.now());
   await waitUntilQuiet(() => f.arrived.size, expected, SETTLE_MS);
+  const cpu = meter.stop(f.arrived.values());
   timers.forEach(clearTimeout);
   await Promise.all(starts);
   const lateness = [...f.arrived].map(([k, t]) => t - nominal[k]);
   const notRun = [...ids].filter(([k]) => !f.arrived.has(k)).map(([, id]) => id);
   f.arrived.clear();
-  return { expected, started: lateness.length, ...latenessOf(lateness), refused, notRun };
+  return { expected, started: lateness.length, ...latenessOf(lateness), refused, notRun, cpu };
 }
 
 /** The floor workflow's echo keys of the schedules phase start here (schedule i echoes SCHEDULE_KEY + i). */
@@ -358,15 +384,37 @@ interface Figures {
   /** Lateness where the agent received the call. */
   agent: { p50: number; p99: number; max: number };
   /** refused: starts the server refused, by message; notRun: ids of floor workflows started whose activity never arrived. */
-  floor?: { expected: number; started: number; p50: number; p99: number; max: number; refused: Map<string, number>; notRun: string[] };
+  floor?: { expected: number; started: number; p50: number; p99: number; max: number; refused: Map<string, number>; notRun: string[]; cpu?: Cpu };
   /** --schedules: Temporal Schedules firing the floor's workflow, one window minute. */
   schedules?: { expected: number; started: number; p50: number; p99: number; max: number };
   killedAtMs?: number;
   /** The worker's first-attempt steps over the scenario (private rig: its WORKER_METRICS_PORT). */
   steps?: StepFigures[];
   /** Private rig: CPU % of one core per process from the window's start until the last call (where the time went). */
-  cpu?: { seconds: number; procs: [string, number][] };
+  cpu?: Cpu;
 }
+
+/** CPU of the rig's processes over a phase, and the runs that reached the agent (or the floor's activity) meanwhile. */
+type Cpu = { seconds: number; procs: [string, number][]; runs: number };
+
+/** Starts measuring the rig's processes' CPU; `stop` gets the times (Date.now()) at which runs arrived, and counts those inside the measurement. */
+function cpuMeter(readers: ReturnType<typeof rigProcessReaders>): { stop(arrivals: Iterable<number>): Cpu | undefined } {
+  const cpu0 = readers.map((p) => p.cpuMs());
+  const t0 = Date.now();
+  return {
+    stop(arrivals) {
+      const wall = Date.now() - t0;
+      if (!readers.length) return undefined;
+      let runs = 0;
+      for (const t of arrivals) if (t >= t0) runs++;
+      return { seconds: wall / 1000, procs: readers.map((p, k): [string, number] => [p.label, ((p.cpuMs() - cpu0[k]) / wall) * 100]), runs };
+    },
+  };
+}
+
+/** One line: CPU % of one core per process, and all processes' CPU per run. */
+const cpuLine = (c: Cpu) =>
+  `${c.procs.map(([l, x]) => `${l} ${x.toFixed(0)}`).join(', ')}; ${c.runs} runs arrived meanwhile, ${((c.procs.reduce((a, [, x]) => a + x, 0) * c.seconds * 10) / Math.max(1, c.runs)).toFixed(1)} ms of CPU a run in all`;
 
 /** After the creates, how long the window waits at most for the rig's task queues to drain. */
 const SETTLE_QUEUE_MAX_MS = 180_000;
@@ -399,13 +447,21 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   // Task i fires at second i mod 60 (spread) or all at second 30 (burst).
   const seconds = secondsOf(name, n);
   const tasks = ids.map((id, i) => ({ id, second: seconds[i] }));
-  log(`${name}: creating ${n} tasks`);
+  // A delete retried after a 503 that was stored anyway answers 409 (already deleted): done.
+  const deleteTasks = () =>
+    pool(ids, 25, (id) =>
+      tk.tasks.delete(id).catch((err) => {
+        if (!(err instanceof TimekeeperApiError) || err.status !== 409) throw err;
+      }),
+    );
   const t0 = Date.now();
+  const fireMinutes = name === 'spread' ? spreadMinutes(n, minutes, t0) : undefined;
+  log(`${name}: creating ${n} tasks${fireMinutes ? `, firing from ${new Date(fireMinutes[0] * 60_000).toISOString()} in ${fireMinutes.length} minutes` : ''}`);
   let created = 0;
   await pool(tasks, 25, async ({ id, second }) => {
     const body = {
       task_id: id,
-      trigger: { type: 'cron' as const, expression: `${second} * * * * *`, timezone: 'UTC' },
+      trigger: { type: 'cron' as const, expression: fireMinutes ? spreadCron(second, fireMinutes) : `${second} * * * * *`, timezone: 'UTC' },
       agent: { type: 'webhook' as const, url: agentUrl, prompt_template: 'tick {{scheduled_at}}' },
       memory_runs: 0,
       tags: ['bench'],
@@ -428,7 +484,12 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     const drained = await queuesDrained(rig, SETTLE_QUEUE_MAX_MS);
     log(`${name}: ${drained ? 'the workflow task queues drained' : 'the workflow task queues did NOT drain'} ${((Date.now() - s0) / 1000).toFixed(1)} s after the last create`);
   }
-  const from = windowFrom();
+  // A spread window is the first of the tasks' minutes after the drain with `minutes` of them left.
+  const from = fireMinutes ? (fireMinutes.find((m) => m * 60_000 >= windowFrom()) ?? Infinity) * 60_000 : windowFrom();
+  if (fireMinutes && from + minutes * 60_000 > (fireMinutes[fireMinutes.length - 1] + 1) * 60_000) {
+    await deleteTasks();
+    throw new Error(`${name}: the creates and the drain ended ${new Date().toISOString()}, too late for a window of ${minutes} min in the tasks' fire minutes (${fireMinutes.length} from ${new Date(fireMinutes[0] * 60_000).toISOString()}); try fewer tasks`);
+  }
   const to = from + minutes * 60_000;
   log(`${name}: created in ${((Date.now() - t0) / 1000).toFixed(1)} s; measuring ${new Date(from).toISOString()} .. ${new Date(to).toISOString()}; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   let killedAtMs: number | undefined;
@@ -442,8 +503,7 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   await sleep(from - Date.now());
   // The worker's CPU only while the same one runs: none with --kill-worker.
   const readers = rig && !killWorker ? rigProcessReaders(rig.pids(), 'bench (API, agent, floor client)') : [];
-  const cpu0 = readers.map((p) => p.cpuMs());
-  const cpuT0 = performance.now();
+  const meter = cpuMeter(readers);
   await sleep(to - Date.now());
   // A late run still counts (with its lateness): wait until the agent has been called for
   // every fire time of the window, or until no new call came for SETTLE_MS, before deleting
@@ -457,8 +517,7 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   const calledInWindow = () => [...calls.keys()].filter(windowTaskOf).length;
   await waitUntilQuiet(calledInWindow, ids.length * minutes, SETTLE_MS);
   log(`${name}: ${calledInWindow()} of ${ids.length * minutes} fire times called the agent, ${((Date.now() - to) / 1000).toFixed(0)} s after the window`);
-  const cpuWall = performance.now() - cpuT0;
-  const cpu = readers.length ? { seconds: cpuWall / 1000, procs: readers.map((p, k): [string, number] => [p.label, ((p.cpuMs() - cpu0[k]) / cpuWall) * 100]) } : undefined;
+  const cpu = meter.stop(agent.firstCallMs.values());
   // Why a fire time is missing: a few of the tasks never called in the window, as their scheduler and log see them.
   const calledTasks = new Set([...calls.keys()].map(windowTaskOf));
   for (const id of ids.filter((x) => !calledTasks.has(x)).slice(0, 3)) {
@@ -470,12 +529,7 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
   }
   // Their last log rows are written right after the agent answered.
   await sleep(3000);
-  // A delete retried after a 503 that was stored anyway answers 409 (already deleted): done.
-  await pool(ids, 25, (id) =>
-    tk.tasks.delete(id).catch((err) => {
-      if (!(err instanceof TimekeeperApiError) || err.status !== 409) throw err;
-    }),
-  );
+  await deleteTasks();
 
   const lateness: number[] = [];
   let expected = 0;
@@ -546,7 +600,7 @@ async function main() {
   try {
     for (const s of o.scenarios) {
       const n = s === 'spread' ? o.tasks : o.burst;
-      const fl = floor ? await floorPhase(floor, s, n, o.minutes) : undefined;
+      const fl = floor ? await floorPhase(floor, s, n, o.minutes, rig ? rigProcessReaders(rig.pids(), 'bench (floor worker and client)') : []) : undefined;
       const sc = floor && o.schedules ? await schedulesPhase(floor, s, n) : undefined;
       const kill = s === 'spread' && o.killWorker && rig ? async () => (await rig!.killWorker(), await rig!.startWorker(), undefined) : undefined;
       const before: Steps | undefined = metricsPort ? await scrapeSteps(metricsPort) : undefined;
@@ -578,17 +632,24 @@ async function main() {
     if (r.floor?.refused.size) console.log(`  floor starts refused: ${[...r.floor.refused].map(([m, k]) => `${m} x${k}`).join(', ')}`);
     if (r.floor?.notRun.length) console.log(`  floor workflows started that did not run within the window + ${SETTLE_MS / 1000} s quiet: ${r.floor.notRun.join(' ')}`);
     if (r.killedAtMs) console.log(`  the worker was killed (SIGKILL) at ${new Date(r.killedAtMs).toISOString()} and restarted at once`);
-    if (r.cpu) console.log(`  CPU over the window and its tail (${r.cpu.seconds.toFixed(0)} s), % of one core: ${r.cpu.procs.map(([l, c]) => `${l} ${c.toFixed(0)}`).join(', ')}`);
+    if (r.floor?.cpu) console.log(`  the floor's CPU over its window and tail (${r.floor.cpu.seconds.toFixed(0)} s), % of one core: ${cpuLine(r.floor.cpu)}`);
+    if (r.cpu) console.log(`  CPU over the window and its tail (${r.cpu.seconds.toFixed(0)} s), % of one core: ${cpuLine(r.cpu)}`);
     if (r.steps?.length) {
       console.log('  the worker\'s steps (timekeeper_task_first_attempt_step_seconds; p50/p99 are bucket upper bounds):');
       for (const x of r.steps) console.log(`    ${x.step.padEnd(9)} ${String(x.count).padStart(6)} × mean ${x.meanMs.toFixed(1).padStart(8)} ms  p50 ≤ ${x.p50} s  p99 ≤ ${x.p99} s`);
     }
   }
   // Issue 15's targets, at the agent (where a user sees the run): spread p99 <= 1 s up to 1,000 tasks a minute, <= 2 s above; burst <= 10 s.
+  // With a killed worker the target is that nothing is missed or doubled: the runs the kill interrupted are late by its restart.
   console.log('');
   for (const r of rows) {
+    const counted = r.started === r.expected && r.missed === 0 && r.duplicated === 0;
+    if (r.killedAtMs) {
+      console.log(`${r.scenario} with the worker killed (all started, 0 missed, 0 duplicated; at the agent p99 ${ms(r.agent.p99)}, not judged): ${counted ? 'met' : 'MISSED'}`);
+      continue;
+    }
     const limit = r.scenario === 'burst' ? 10_000 : r.tasks <= 1000 ? 1000 : 2000;
-    const ok = r.started === r.expected && r.missed === 0 && r.duplicated === 0 && r.agent.p99 <= limit;
+    const ok = counted && r.agent.p99 <= limit;
     const floor = r.floor ? `; the floor's p99 ${ms(r.floor.p99)}${r.floor.p99 > limit ? ', itself above the target on this machine now' : ''}` : '';
     console.log(`${r.scenario} targets (all started, 0 missed, 0 duplicated, at the agent p99 <= ${limit} ms${floor}): ${ok ? 'met' : 'MISSED'}`);
   }

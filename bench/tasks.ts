@@ -100,11 +100,12 @@ function parseArgs(argv: string[]): Options {
   const int = (k: string, d: number) => flags.int(k, 1) ?? d;
   const scenarios = (flags.value('scenario') ?? 'spread,burst').split(',');
   if (scenarios.some((s) => s !== 'spread' && s !== 'burst')) throw new Error(`--scenario takes spread and/or burst\n${USAGE}`);
+  const minutes = int('minutes', 5);
   // A spread task's fire minutes are a list of minutes of the hour: the window and its spares fit in one hour.
-  if (int('minutes', 5) + SPREAD_SPARE_MINUTES > 60) throw new Error(`--minutes is at most ${60 - SPREAD_SPARE_MINUTES}\n${USAGE}`);
+  if (minutes + SPREAD_SPARE_MINUTES > 60) throw new Error(`--minutes is at most ${60 - SPREAD_SPARE_MINUTES}\n${USAGE}`);
   return {
     url: flags.value('url'),
-    minutes: int('minutes', 5),
+    minutes,
     tasks: int('tasks', 1000),
     burst: int('burst', 200),
     scenarios: scenarios as Options['scenarios'],
@@ -485,7 +486,8 @@ async function scenario(tk: TimekeeperClient, agent: Agent, name: 'spread' | 'bu
     log(`${name}: ${drained ? 'the workflow task queues drained' : 'the workflow task queues did NOT drain'} ${((Date.now() - s0) / 1000).toFixed(1)} s after the last create`);
   }
   // A spread window is the first of the tasks' minutes after the drain with `minutes` of them left.
-  const from = fireMinutes ? (fireMinutes.find((m) => m * 60_000 >= windowFrom()) ?? Infinity) * 60_000 : windowFrom();
+  const earliest = windowFrom();
+  const from = fireMinutes ? (fireMinutes.find((m) => m * 60_000 >= earliest) ?? Infinity) * 60_000 : earliest;
   if (fireMinutes && from + minutes * 60_000 > (fireMinutes[fireMinutes.length - 1] + 1) * 60_000) {
     await deleteTasks();
     throw new Error(`${name}: the creates and the drain ended ${new Date().toISOString()}, too late for a window of ${minutes} min in the tasks' fire minutes (${fireMinutes.length} from ${new Date(fireMinutes[0] * 60_000).toISOString()}); try fewer tasks`);

@@ -185,7 +185,12 @@ test('a plain task created paused has no row and no scheduler until it is resume
 test('a late fire time of a plain task with no scheduler running starts one with it, which applies the misfire policy and registers the task again', async () => {
   const id = t.uid('plainlate');
   const agent = await t.server(async (r) => ({ body: protocolAnswer(JSON.parse(r.body).task_id) }));
-  await t.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 3600, mode: 'aligned' }, misfire: 'run_latest', misfire_grace_s: 60, agent: { type: 'webhook', url: agent.url, prompt_template: 'go' } });
+  // Hourly at the minute five minutes back, so the one fire time due since the row's cursor is
+  // always five minutes late, well past its 60 s grace (an aligned hourly interval was on time in the
+  // first minute of an hour, and the test failed when CI ran it then).
+  const dueMs = Math.floor((Date.now() - 300_000) / 60_000) * 60_000;
+  const minute = new Date(dueMs).getUTCMinutes();
+  await t.tk.tasks.create({ task_id: id, trigger: { type: 'cron', expression: `${minute} * * * *`, timezone: 'UTC' }, misfire: 'run_latest', misfire_grace_s: 60, agent: { type: 'webhook', url: agent.url, prompt_template: 'go' } });
   // The row's fire time an hour ago, past its grace: the shard finds it late and hands it back.
   const lateMs = Date.now() - 3_600_000;
   await t.sys.pool.query('UPDATE task_fire_schedule SET next_fire_ms = $2, cursor_ms = $3 WHERE task_id = $1', [id, lateMs, lateMs - 1]);
@@ -199,9 +204,8 @@ test('a late fire time of a plain task with no scheduler running starts one with
     const rs = await t.runsOldestFirst(id);
     return rs.length ? rs : undefined;
   });
-  // The one aligned hour between the row's cursor and now (the fire time the row stood for was made up for the test).
-  const lastHourMs = Math.floor(Date.now() / 3_600_000) * 3_600_000;
-  expect(runs.map((r) => [r.trigger, r.scheduled_at])).toEqual([['misfire', new Date(lastHourMs).toISOString()]]);
+  // The one fire time between the row's cursor and now (the fire time the row stood for was made up for the test).
+  expect(runs.map((r) => [r.trigger, r.scheduled_at])).toEqual([['misfire', new Date(dueMs).toISOString()]]);
   // And it is back on the schedule, not handed back.
   const row = await new FireScheduleStore(t.sys.pool).get(id);
   expect(row).toMatchObject({ version: 1 });

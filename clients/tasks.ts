@@ -13,11 +13,9 @@ import { canonicalize } from '../lib/domain/canonical-json';
 import { LIMITS } from '../lib/domain/limits';
 import { metrics, observeTaskLateness } from '../lib/metrics';
 import { resultErrors, type ResultOutcome, type ResultReport } from '../lib/domain/tasks/results';
-import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from 'pg';
 import { DomainError, ErrorCode } from '../lib/domain/errors';
 import { TaskAction, manualRunId, runId as runIdOf, schedulerWorkflowId, taskErrors, type TaskDefinition } from '../lib/domain/tasks';
-import { RunStatusKey, TaskIdKey } from '../lib/domain/platform/search-attributes';
 import { TaskStore, type TaskRow } from '../lib/store/tasks';
 import type { TaskSecrets } from '../lib/task-secrets';
 import { OpenRunStore } from '../lib/store/tasks/open-runs';
@@ -240,10 +238,10 @@ export class TaskClient {
         taskQueue: d.priority === 'core' ? this.opts.runQueues.core : this.opts.runQueues.default,
         args: [{ taskId: d.task_id, runId: r.runId, definition: d, nominalMs: r.nominalMs, trigger: r.trigger, schedulerId: schedulerWorkflowId(d.task_id), startedMs, patches: RUN_PATCHES, ...(r.cause ? { cause: r.cause } : {}) }],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: TaskIdKey, value: d.task_id },
-          { key: RunStatusKey, value: 'running' },
-        ]),
+        // No search attributes (issue 15, stop 38): with them (and the finish's upsert) a run cost
+        // Temporal 12-22 % more CPU (docs/architecture.md). The Temporal UI finds a task's runs by
+        // `WorkflowId STARTS_WITH "run/<task_id>/"`, and the run sets RunStatus itself once it
+        // waits, retries or fails (workflows/tasks/run.ts).
       });
       // Counted where every start goes through (the scheduler's fireRun, trigger, backfill), once per run.
       metrics.taskRuns.inc({ status: 'running', trigger: r.trigger });

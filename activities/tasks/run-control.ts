@@ -11,7 +11,7 @@ import type { FiresReturned, RunStart } from '../../workflows/tasks/messages';
 export interface RunControl {
   /**
    * Logs the run's start (`running`, attempt 1) and starts its workflow `run/…` on its
-   * priority's queue with REJECT_DUPLICATE and the TaskId/RunStatus search attributes.
+   * priority's queue with REJECT_DUPLICATE and no search attributes.
    * Returns when it started, or undefined when that run id was already started.
    */
   start(r: RunStart): Promise<{ startedMs: number } | undefined>;

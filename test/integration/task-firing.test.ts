@@ -34,6 +34,16 @@ const createTask = (body: CallRequest<'createTask'>['body']) => tk.tasks.create(
 const runs = async (taskId: string) => (await tk.tasks.runs(taskId, { limit: 1000 })).runs;
 const run = (runId: string) => tk.runs.get(runId);
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+/**
+ * Waits until Temporal's visibility (what the Temporal UI lists) finds the run among its task's
+ * runs, by the workflow id's prefix, with this RunStatus: a run sets it once it retries, waits
+ * or fails (a run that succeeds at its first attempt has none).
+ */
+const listedWithStatus = (taskId: string, runId: string, status: string) =>
+  eventually(`${runId} listed with RunStatus ${status}`, async () => {
+    for await (const wf of sys.client.workflow.list({ query: `WorkflowId STARTS_WITH "run/${taskId}/" AND RunStatus = "${status}"` })) if (wf.workflowId === runId) return true;
+    return undefined;
+  });
 
 test('a 6-field cron with seconds fires for real, one run per fire time with id run/<task>/<nominal UTC>, and stops when paused', async () => {
   const agent = await server(answering());
@@ -75,6 +85,8 @@ test('retries follow the backoff list as durable timers, then succeed; an `at` t
   const detail = await run(r.run_id);
   expect(detail.log.map((l) => `${l.status}:${l.attempt}`)).toEqual(['running:1', 'retry:1', 'retry:2', 'success:3']);
   expect(detail.log[1].reason).toMatch(/HTTP 500/);
+  // Its retries showed it in RunStatus, so its finish does too.
+  await listedWithStatus(id, r.run_id, 'success');
   const gaps = agent.received.slice(1).map((x, i) => x.at - agent.received[i].at);
   expect(gaps[0]).toBeGreaterThanOrEqual(500);
   expect(gaps[1]).toBeGreaterThanOrEqual(1500);
@@ -102,6 +114,7 @@ test('a run that outlives timeout_s fails as timed_out, enters the needs-attenti
   expect(r.needs_attention).toBe(true);
   const queue = (await tk.runs.list({ status: 'needs_attention', task_id: id })).runs;
   expect(queue.map((x) => x.run_id)).toEqual([r.run_id]);
+  await listedWithStatus(id, r.run_id, 'failed');
   await eventually(async () => alert.received.length === 1);
   expect(JSON.parse(alert.received[0].body)).toMatchObject({ event: 'task_run_failed', task_id: id, run_id: r.run_id });
   const task = await eventually(async () => {

@@ -4,7 +4,8 @@
  * agent that reports later (webhook 202, OpenClaw) is waited for through the `result` update
  * (results.ts) within the same timeout_s; retry along the backoff list on durable timers, log the outcome, deliver, and on a final
  * failure put the run in the needs-attention queue, alert, and auto-disable the task after
- * too many failures in a row. The run's state shows in the Temporal UI as RunStatus.
+ * too many failures in a row. The Temporal UI finds a task's runs by the workflow id's
+ * `run/<task_id>/` prefix, and a run that waits, retries or fails by its RunStatus.
  *
  * Since issue 15 the starter logs the start (input.startedMs), and the first attempt is one
  * local activity that also finishes a successful run (log, delivery, outcome signal): a fast
@@ -39,8 +40,15 @@ import { hasPatch } from './patches';
 export const FIRST_ATTEMPT_LOCAL = 'task-run-first-attempt-local';
 /** The run's outcome signal to the schedulers whose condition reads it. */
 export const OUTCOME_SIGNAL = 'task-run-outcome-signal';
+/**
+ * Issue 15: a run is started with no search attributes and sets RunStatus only once it leaves the
+ * plain path (waiting, retry, failed; then every change after): a run that succeeds at its first
+ * attempt writes no visibility update besides its start and close. Older runs were started with
+ * TaskId and RunStatus=running and upsert every change.
+ */
+export const STATUS_WHEN_NOTABLE = 'task-run-status-when-notable';
 /** The patches of this code, given to every run it starts (RunInput.patches: no markers, no search-attribute upserts for them). */
-export const RUN_PATCHES = [FIRST_ATTEMPT_LOCAL, OUTCOME_SIGNAL];
+export const RUN_PATCHES = [FIRST_ATTEMPT_LOCAL, OUTCOME_SIGNAL, STATUS_WHEN_NOTABLE];
 
 
 /**
@@ -84,8 +92,13 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   const state: RunState = { runId: input.runId, status: 'running', attempt: 0 };
   setHandler(runStateQuery, () => state);
   const inbox = new ResultInbox(input, state);
+  // Whether RunStatus is in visibility yet: an older run's was set at its start; a current run's
+  // only once it waits, retries or fails, so the happy path writes none (STATUS_WHEN_NOTABLE).
+  let statusShown = !hasPatch(input.patches, STATUS_WHEN_NOTABLE);
   const setStatus = (status: RunState['status']) => {
     state.status = status;
+    if (!statusShown && (status === 'running' || status === 'success')) return;
+    statusShown = true;
     upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
   };
   const base = { runId: input.runId, taskId: input.taskId, trigger: input.trigger, nominalMs: input.nominalMs };

@@ -17,7 +17,11 @@ export const IntentIdKey = defineSearchAttributeKey('IntentId', SearchAttributeT
 export const DomainKey = defineSearchAttributeKey('Domain', SearchAttributeType.KEYWORD);
 export const IntentStatusKey = defineSearchAttributeKey('IntentStatus', SearchAttributeType.KEYWORD);
 
-/** Tasks: a task's scheduler and runs by `TaskId = "…"`; runs also by `RunStatus` (running, retry, success, failed). */
+/**
+ * Tasks: a task's scheduler by `TaskId = "…"`; runs by `RunStatus` (waiting, retry, failed, and
+ * every change after) once they leave the plain path. Runs started since stop 38 carry no
+ * TaskId (found by `WorkflowId STARTS_WITH "run/<task_id>/"`); older runs carry both.
+ */
 export const TaskIdKey = defineSearchAttributeKey('TaskId', SearchAttributeType.KEYWORD);
 export const RunStatusKey = defineSearchAttributeKey('RunStatus', SearchAttributeType.KEYWORD);
 

@@ -92,9 +92,11 @@ export async function taskRunWorkflow(input: RunInput): Promise<RunResult> {
   const state: RunState = { runId: input.runId, status: 'running', attempt: 0 };
   setHandler(runStateQuery, () => state);
   const inbox = new ResultInbox(input, state);
-  // Whether RunStatus is in visibility yet: an older run's was set at its start; a current run's
-  // only once it waits, retries or fails, so the happy path writes none (STATUS_WHEN_NOTABLE).
-  let statusShown = !hasPatch(input.patches, STATUS_WHEN_NOTABLE);
+  // Whether RunStatus is in visibility yet: a current run's only once it waits, retries or fails,
+  // so the happy path writes none (STATUS_WHEN_NOTABLE). Read from the input alone, never with
+  // patched(): only a starter that gives this patch starts the run without RunStatus=running; a run
+  // an older starter began with it must keep it true to the end.
+  let statusShown = !input.patches?.includes(STATUS_WHEN_NOTABLE);
   const setStatus = (status: RunState['status']) => {
     state.status = status;
     if (!statusShown && (status === 'running' || status === 'success')) return;

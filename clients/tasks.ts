@@ -239,7 +239,7 @@ export class TaskClient {
         args: [{ taskId: d.task_id, runId: r.runId, definition: d, nominalMs: r.nominalMs, trigger: r.trigger, schedulerId: schedulerWorkflowId(d.task_id), startedMs, patches: RUN_PATCHES, ...(r.cause ? { cause: r.cause } : {}) }],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         // No search attributes (issue 15, stop 38): with them (and the finish's upsert) a run cost
-        // Temporal 12-22 % more CPU (docs/architecture.md). The Temporal UI finds a task's runs by
+        // Temporal 14-22 % more CPU (docs/architecture.md). The Temporal UI finds a task's runs by
         // `WorkflowId STARTS_WITH "run/<task_id>/"`, and the run sets RunStatus itself once it
         // waits, retries or fails (workflows/tasks/run.ts).
       });

@@ -38,6 +38,7 @@ import { computeTransitionHash } from '../lib/hash-chain';
 import { IntentStatus, headerContent, intentWorkflowId, type IntentHeader, type StoredTransition } from '../lib/domain/intents';
 import { IntentStore } from '../lib/store/intents';
 import { finishUpdate, floorWorkflow, openUpdate, stepUpdate } from './floor/workflow';
+import { floorThreadsLikeTimekeeper } from './floor/threads';
 import { keepAliveFetch } from './http';
 
 interface Options {
@@ -156,6 +157,7 @@ async function startFloor(address: string, namespace: string, runId: string): Pr
   const taskQueue = `bench-floor-${runId}`;
   const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: console.error };
   const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor/workflow'), logger: quiet });
+  floorThreadsLikeTimekeeper();
   const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle: { code } });
   const running = worker.run();
   return {

@@ -59,6 +59,7 @@ import { configureLogger } from '../lib/log';
 import { cronFireTimes } from '../lib/domain/tasks/schedule';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
 import { floorWorkflow } from './floor/workflow';
+import { floorThreadsLikeTimekeeper } from './floor/threads';
 import { LATENCY_HEADER, Series, f1, latencyRow, runPool, sleep, timed } from './measure';
 import { rigProcessReaders } from './procs';
 
@@ -313,6 +314,7 @@ async function main() {
     const noop = () => undefined;
     const floorQueue = `bench-floor-${run}`;
     const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor/workflow'), logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error } });
+    floorThreadsLikeTimekeeper();
     const floorWorker = await Worker.create({ connection: client.connection as never, namespace: rig.config.temporalNamespace, taskQueue: floorQueue, workflowBundle: { code }, activities: { echo: async (x: number) => x } });
     const floorRunning = floorWorker.run();
     for (let w = 0; w < 10; w++) await tk.tasks.create(definition(`warm-${run}-${w}`, w) as CreateTask); // first-request costs (bundles, pools) out of the figures

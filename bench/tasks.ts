@@ -59,6 +59,7 @@ import { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { floorWorkflow, type FloorActivities } from './floor/workflow';
+import { floorThreadsLikeTimekeeper } from './floor/threads';
 import { TimekeeperApiError, TimekeeperClient } from '../sdk/client';
 import { configureLogger } from '../lib/log';
 import { startFaultRig, type FaultRig } from '../test/support/fault-rig';
@@ -195,6 +196,7 @@ async function startFloor(address: string, namespace: string) {
       return x;
     },
   };
+  floorThreadsLikeTimekeeper();
   const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle: { code }, activities });
   const running = worker.run();
   return {

@@ -24,7 +24,7 @@ export interface InProcessWorker {
 export async function startInProcessWorker(rig: FaultRig, onPool: (pool: Pool) => void = () => undefined): Promise<InProcessWorker> {
   const pool = createPool(rig.config.databaseUrl);
   onPool(pool);
-  const tw = await createTimekeeperWorker({ connection: rig.client.connection as NativeConnection, namespace: rig.config.temporalNamespace, taskQueue: rig.config.taskQueue, pool });
+  const tw = await createTimekeeperWorker({ connection: rig.client.connection as NativeConnection, namespace: rig.config.temporalNamespace, taskQueue: rig.config.taskQueue, pool, workflowStackTraces: rig.config.workflowStackTraces });
   const running = tw.run();
   const activations = countActivations(tw.workers[0]);
   const sessions = new SessionClient({

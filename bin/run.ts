@@ -178,6 +178,7 @@ export async function run(opts: RunOptions): Promise<void> {
         otel: config.otelEndpoint ? { endpoint: config.otelEndpoint, serviceName: config.otelServiceName, pollMs: config.otelPollMs, settleMs: config.otelSettleMs } : undefined,
         tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, outboundEchoBodies: config.outboundEchoBodies, secret: (name) => readSecret(name, config.agentSecrets), agentSecrets: config.agentSecrets, agentBounds: config.agentTaskBounds, secrets: taskSecretsOf(config), publicUrl: config.publicUrl, slotsDefault: config.taskSlotsDefault, slotsCore: config.taskSlotsCore, artifactsDir: config.artifactsDir },
         tlog: config,
+        workflowStackTraces: config.workflowStackTraces,
       });
       const running = worker.run();
       running.catch((e: Error) => {

@@ -109,6 +109,7 @@ const EnvSchema = z.object({
   WORKER_METRICS_PORT: intVar('WORKER_METRICS_PORT', 0, 0, 65535),
   OUTBOUND_ALLOW_HOSTS: optional,
   OUTBOUND_ECHO_BODIES: optional.pipe(z.enum(['true', 'false', '1', '0'], { error: 'OUTBOUND_ECHO_BODIES must be true or false' }).optional()),
+  WORKFLOW_STACK_TRACES: optional.pipe(z.enum(['true', 'false', '1', '0'], { error: 'WORKFLOW_STACK_TRACES must be true or false' }).optional()),
   AGENT_SECRETS: optional,
   SECRETS_KEY: optional,
   LOG_ORIGIN: optional.pipe(z.string().regex(/^[\x21-\x2a\x2c-\x7e]{1,200}$/, { error: 'LOG_ORIGIN must be 1-200 printable ASCII characters without spaces or "+" (it is also the signing key\'s name)' }).optional()),
@@ -236,6 +237,13 @@ export interface Config {
    * `HTTP 500 Internal Server Error`, so an internal answer is never read back through a run.
    */
   outboundEchoBodies: boolean;
+  /**
+   * Whether the worker's workflow threads keep the Temporal SDK's per-promise stack capture, which
+   * the Temporal UI's "Stack Trace" tab (the `__stack_trace` query) shows. From
+   * WORKFLOW_STACK_TRACES; default false: off, as it costs every workflow call CPU
+   * (worker/workflow-threads.ts). Turn it on while looking into a stuck workflow.
+   */
+  workflowStackTraces: boolean;
   /**
    * The only variables an agent's `token_env` / `api_key_env` may name (AGENT_SECRETS,
    * comma-separated; default none). Timekeeper's own variables are refused here at start-up.
@@ -383,6 +391,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeysFile: e.TIMEKEEPER_API_KEYS_FILE,
     outboundAllowHosts: hostsOf(e.OUTBOUND_ALLOW_HOSTS),
     outboundEchoBodies: e.OUTBOUND_ECHO_BODIES === 'true' || e.OUTBOUND_ECHO_BODIES === '1',
+    workflowStackTraces: e.WORKFLOW_STACK_TRACES === 'true' || e.WORKFLOW_STACK_TRACES === '1',
     agentSecrets: agentSecretsOf(e.AGENT_SECRETS),
     secretsKey: e.SECRETS_KEY,
     logOrigin: e.LOG_ORIGIN,

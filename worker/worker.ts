@@ -25,6 +25,7 @@ import { ensureFireShards } from '../clients/task-fires';
 import { defaultLogOrigin, logSignerOf } from '../lib/tlog/log-key';
 import type { Config } from '../lib/config';
 import { log } from '../lib/log';
+import { setWorkflowStackTraces } from './workflow-threads';
 
 export interface TimekeeperWorkerOptions {
   connection: NativeConnection;
@@ -67,6 +68,11 @@ export interface TimekeeperWorkerOptions {
    * checkpoints. Default: no builder from this worker.
    */
   tlog?: Pick<Config, 'logOrigin' | 'logSigningKeyFile' | 'dataDir' | 'logBatchIntervalMs'> & Partial<Pick<Config, 'logWitnessing' | 'outboundAllowHosts' | 'logTileCacheBytes'>>;
+  /**
+   * WORKFLOW_STACK_TRACES: true keeps the SDK's per-promise stack capture in the workflow threads
+   * (the Temporal UI's "Stack Trace" tab). Default false: off (worker/workflow-threads.ts says why).
+   */
+  workflowStackTraces?: boolean;
   /** A prebuilt workflow bundle (tests build it once); default: bundle ./workflows once at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -128,6 +134,9 @@ export async function createTimekeeperWorker(opts: TimekeeperWorkerOptions): Pro
     },
   });
   const workflowBundle = opts.workflowBundle ?? { code: await bundleWorkflows() };
+  setWorkflowStackTraces(opts.workflowStackTraces === true);
+  // The SDK says "createHook is not available" once per workflow thread: this says why.
+  if (!opts.workflowStackTraces) log().info({ component: 'worker' }, 'workflow stack traces off (the Temporal UI\'s Stack Trace tab); WORKFLOW_STACK_TRACES=true turns them on');
   const common = { connection: opts.connection, namespace: opts.namespace, workflowBundle, activities, shutdownGraceTime: LIMITS.workerShutdownGraceMs,
     // The bundle's workflow interceptors always hand their spans to this sink (a no-op with export off).
     sinks: telemetry?.sinks ?? workflowSinksOff(),

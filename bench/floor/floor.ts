@@ -10,6 +10,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { LIMITS } from '../../lib/domain/limits';
 import type { BenchTarget } from '../target';
 import { FloorActivities, floorLocalUpdate, floorUpdate, floorWorkflow } from './workflow';
+import { floorThreadsLikeTimekeeper } from './threads';
 
 export interface Floor {
   target: BenchTarget;
@@ -40,6 +41,7 @@ export async function startFloor(address: string, namespace: string): Promise<Fl
   }
   const connection = await NativeConnection.connect({ address });
   const taskQueue = `bench-floor-${process.pid}-${Date.now()}`;
+  floorThreadsLikeTimekeeper();
   const worker = await Worker.create({
     connection,
     namespace,

@@ -24,6 +24,7 @@ import { ensureServerBinaries, freeTemporalPort, prepareTemporalDatabases, start
 import { quoteIdent, withDatabase } from '../../lib/db';
 import { cpuMs, treeCpuMs } from '../procs';
 import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
+import { floorThreadsLikeTimekeeper } from '../floor/threads';
 
 type Variant = 'none' | 'task-id' | 'task-id+status';
 const VARIANTS: Variant[] = ['none', 'task-id', 'task-id+status'];
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
   const pgPid = kind === 'pg' ? postmasterPid() : undefined;
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
   const taskQueue = `run-status-${process.pid}`;
+  floorThreadsLikeTimekeeper();
   const worker = await Worker.create({
     connection: await NativeConnection.connect({ address: server.address }),
     taskQueue,

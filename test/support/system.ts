@@ -160,6 +160,7 @@ export async function startTestSystem(opts: TestSystemOptions = {}): Promise<Tes
         wake: { url: config.intentWakeUrl, token: config.intentWakeToken },
         otel: config.otelEndpoint ? { endpoint: config.otelEndpoint, serviceName: config.otelServiceName, pollMs: config.otelPollMs, settleMs: config.otelSettleMs } : undefined,
         tasks: { queues: taskRunQueues(config), outboundAllowHosts: config.outboundAllowHosts, outboundEchoBodies: config.outboundEchoBodies, secret: (name) => readSecret(name, config.agentSecrets, opts.secrets ?? {}), agentSecrets: config.agentSecrets, agentBounds: config.agentTaskBounds, secrets: taskSecretsOf(config), publicUrl: config.publicUrl, artifactsDir: config.artifactsDir },
+        workflowStackTraces: config.workflowStackTraces,
         tlog: opts.tlog ? { ...config, logSigningKeyFile: config.logSigningKeyFile ?? testLogKeyFile(env.ownerUrl) } : undefined,
       });
       running = worker.run();

@@ -159,6 +159,14 @@ describe('other values', () => {
     expect(() => clientSettings({ TIMEKEEPER_URL: 'not a url' })).toThrow(/TIMEKEEPER_URL/);
   });
 
+  test('WORKFLOW_STACK_TRACES: off unless true or 1; anything else is refused by name', () => {
+    expect(load({}).workflowStackTraces).toBe(false);
+    expect(load({ WORKFLOW_STACK_TRACES: 'true' }).workflowStackTraces).toBe(true);
+    expect(load({ WORKFLOW_STACK_TRACES: '1' }).workflowStackTraces).toBe(true);
+    expect(load({ WORKFLOW_STACK_TRACES: 'false' }).workflowStackTraces).toBe(false);
+    expect(failure({ WORKFLOW_STACK_TRACES: 'on' })).toMatch(/WORKFLOW_STACK_TRACES must be true or false/);
+  });
+
   test('openclawSkillsDir: OPENCLAW_SKILLS_DIR, else ~/.openclaw/skills', () => {
     expect(openclawSkillsDir({ OPENCLAW_SKILLS_DIR: '/tmp/skills' })).toBe('/tmp/skills');
     expect(openclawSkillsDir({})).toBe(path.join(os.homedir(), '.openclaw', 'skills'));

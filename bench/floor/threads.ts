@@ -1,0 +1,14 @@
+/**
+ * The floors' workers start their workflow threads as Timekeeper's worker does: without the
+ * Temporal SDK's per-promise stack capture unless WORKFLOW_STACK_TRACES is true
+ * (worker/workflow-threads.ts). A floor then costs what the engine costs under the same setting,
+ * so turning the capture off cannot pass for a gain over the floor.
+ */
+import { setWorkflowStackTraces } from '../../worker/workflow-threads';
+
+/** Call before the floor's Worker.create; says which way it went, for the bench's output. */
+export function floorThreadsLikeTimekeeper(): 'off' | 'on' {
+  const on = /^(true|1)$/.test(process.env.WORKFLOW_STACK_TRACES ?? '');
+  setWorkflowStackTraces(on);
+  return on ? 'on' : 'off';
+}

@@ -18,13 +18,12 @@ import { execFileSync } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { Client as PgClient } from 'pg';
 import { freePort, startDevServer } from '../../lib/temporal-server';
 import { ensureServerBinaries, freeTemporalPort, prepareTemporalDatabases, startTemporalServer, temporalDatabases } from '../../lib/cluster/temporal-server';
-import { quoteIdent, withDatabase } from '../../lib/db';
 import { cpuMs, treeCpuMs } from '../procs';
 import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
 import { floorThreadsLikeTimekeeper } from '../floor/threads';
+import { dropTestTemporal } from '../../test/support/test-temporal';
 
 type Variant = 'none' | 'task-id' | 'task-id+status';
 const VARIANTS: Variant[] = ['none', 'task-id', 'task-id+status'];
@@ -43,7 +42,9 @@ async function main(): Promise<void> {
   const [n, c, rounds] = [Number(args[0] ?? 1000), Number(args[1] ?? 50), Number(args[2] ?? 3)];
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const dbs = temporalDatabases(`bench_run_status_${process.pid}`);
+  // Named as the tests name theirs (`<base>_temporal`), so dropTestTemporal drops them.
+  const dbBase = `bench_run_status_${process.pid}`;
+  const dbs = temporalDatabases(`${dbBase}_temporal`);
   const server =
     kind === 'dev'
       ? await startDevServer({ port: await freePort(), uiPort: 0, log: () => undefined })
@@ -99,12 +100,7 @@ async function main(): Promise<void> {
   worker.shutdown();
   await running;
   await server.stop();
-  if (kind === 'pg') {
-    const admin = new PgClient({ connectionString: withDatabase(databaseUrl, 'postgres') });
-    await admin.connect();
-    for (const db of [dbs.main, dbs.visibility]) await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`);
-    await admin.end();
-  }
+  if (kind === 'pg') await dropTestTemporal(databaseUrl, dbBase);
 }
 
 main().then(

@@ -21,6 +21,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { freePort } from '../lib/temporal-server';
 import { FaultRig, startFaultRig } from '../test/support/fault-rig';
 import { WORKER_NODE_ARGS } from '../bin/run';
+import { ensureBuild } from '../bin/ensure-build';
 import { createTimekeeperWorker } from '../worker/worker';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -49,7 +50,10 @@ async function launchProcesses(rig: FaultRig, launch: Launch, children: ChildPro
     WORKER_METRICS_PORT: '0',
     LOG_LEVEL: 'warn',
     TEMPORAL_LOG_LEVEL: 'ERROR',
+    // Built once here: the two processes building together could load each other's half-written output.
+    ...(launch === 'compiled' ? { TIMEKEEPER_BUILD: 'skip' } : {}),
   };
+  if (launch === 'compiled') await ensureBuild();
   for (const role of ['worker', 'api'] as const) {
     const child = spawn(process.execPath, launchArgs(launch, role), { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
     children.push(child);

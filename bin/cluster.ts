@@ -8,15 +8,14 @@
  * PORT is where the API (or its balancer) listens, TEMPORAL_PORT the Temporal frontend
  * (default 7233; the other Temporal ports are derived from it), DATABASE_URL the PostgreSQL.
  */
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { startCluster } from '../lib/cluster/cluster';
 import { temporalDatabases } from '../lib/cluster/temporal-server';
 import { clusterSettings, loadConfig } from '../lib/config';
 import { migrate } from '../lib/migrate';
 import { redact } from '../lib/bootstrap';
+import { ensureBuild } from './ensure-build';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -33,16 +32,6 @@ const program = new Command('cluster')
   .option('--temporal-database <name>', 'Temporal\'s database (visibility: <name>_visibility)', 'temporal')
   .option('--temporal-max-conns <n>', 'connections per Temporal persistence pool (default 20, visibility half; four services)', count)
   .parse();
-
-/** Builds dist/ once when stale, so the processes can all start compiled without each checking (bin/launch.cjs). */
-async function ensureBuild(): Promise<void> {
-  const { staleReason } = (await import(pathToFileURL(path.join(ROOT, 'bin', 'build.mjs')).href)) as { staleReason: () => string | undefined };
-  const reason = staleReason();
-  if (reason === undefined) return;
-  console.log(`[build] ${reason}: building dist/`);
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'build.mjs')], { stdio: 'inherit', cwd: ROOT });
-  if (r.status !== 0) throw new Error('the build failed (`npm run build` shows why)');
-}
 
 async function main(): Promise<void> {
   const opts = program.opts<{ workers: number; apis: number; temporalDatabase: string; temporalMaxConns?: number }>();

@@ -33,8 +33,11 @@ const PREAMBLE = [
   `require(${JSON.stringify(SDK_WORKFLOW_THREAD)});`,
 ].join('\n');
 
-const INSTALLED = Symbol.for('timekeeper.workflowThreadWorker');
-let stackTraces = true;
+// Kept on the installed constructor under a registry symbol, not in a module variable: the
+// constructor is process-wide, and this module may be loaded more than once in one process
+// (jest gives each test file its own module registry), each instance setting the same switch.
+const STACK_TRACES = Symbol.for('timekeeper.workflowStackTraces');
+type ThreadWorker = typeof workerThreads.Worker & { [STACK_TRACES]?: boolean };
 
 /**
  * Whether workflow threads started from now on keep the SDK's promise hook (true: as the SDK
@@ -42,17 +45,19 @@ let stackTraces = true;
  * Worker.create): a worker process has one setting, from its configuration.
  */
 export function setWorkflowStackTraces(on: boolean): void {
-  stackTraces = on;
+  const current = workerThreads.Worker as ThreadWorker;
+  if (current[STACK_TRACES] !== undefined) {
+    current[STACK_TRACES] = on;
+    return;
+  }
   if (on) return;
-  const Original = workerThreads.Worker as typeof workerThreads.Worker & { [INSTALLED]?: true };
-  if (Original[INSTALLED]) return;
-  class WorkflowThreadWorker extends Original {
+  class WorkflowThreadWorker extends current {
+    static [STACK_TRACES] = false;
     constructor(filename: string | URL, options?: workerThreads.WorkerOptions) {
-      if (!stackTraces && filename === SDK_WORKFLOW_THREAD) super(PREAMBLE, { ...options, eval: true });
+      if (!WorkflowThreadWorker[STACK_TRACES] && filename === SDK_WORKFLOW_THREAD) super(PREAMBLE, { ...options, eval: true });
       else super(filename, options);
     }
   }
-  Object.defineProperty(WorkflowThreadWorker, INSTALLED, { value: true });
   // The default import is the module object itself (esModuleInterop), which the SDK reads
   // `Worker` from each time it starts a thread.
   workerThreads.Worker = WorkflowThreadWorker;

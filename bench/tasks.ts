@@ -12,7 +12,7 @@
  *           those of the window and a few spare ones, from after the creates should be done:
  *           the window measures the steady state of firing, not firing beside thousands of
  *           creates. Targets (issue 7): lateness p99 <= 1 s, zero missed, zero duplicated.
- *   burst   --burst tasks (default 200) all firing every minute at second 30.
+ *   burst   --burst tasks (default 1,000: issue 15's burst) all firing every minute at second 30.
  *
  * The agent is a local webhook stand-in that answers at once, so a run is its start, one agent
  * call and its log rows. It records when each run's call arrived: lateness is given twice,
@@ -85,7 +85,7 @@ interface Options {
 const USAGE = `usage: npm run bench:tasks -- [options]
   --minutes N        whole minutes each scenario is measured (default 5)
   --tasks N          tasks of the spread scenario (default 1000)
-  --burst N          tasks of the burst scenario (default 200)
+  --burst N          tasks of the burst scenario (default 1000, issue 15's burst)
   --scenario LIST    spread, burst or both, comma-separated (default spread,burst)
   --url URL          a running Timekeeper (default: start a private rig)
   --temporal ADDR    with --url: its Temporal server, for the floor
@@ -108,7 +108,7 @@ function parseArgs(argv: string[]): Options {
     url: flags.value('url'),
     minutes,
     tasks: int('tasks', 1000),
-    burst: int('burst', 200),
+    burst: int('burst', 1000),
     scenarios: scenarios as Options['scenarios'],
     floor: !flags.has('no-floor'),
     schedules: flags.has('schedules') || flags.value('schedules-rps') !== undefined,

@@ -10,10 +10,10 @@
  * Hand-written on purpose, as the smallest change that keeps the SDK unmodified: the SDK starts its
  * workflow threads with `new Worker(<its workflow-worker-thread.js>)` from `node:worker_threads`.
  * Before the first Temporal worker is created, this replaces that constructor with one that starts
- * those threads (and only those) with a two-line preamble: `v8.promiseHooks.createHook` throws,
- * which is the SDK's own "not available" path (it logs one warning per thread and answers the stack
- * trace query with "Workflow stack traces are not enabled on this worker"); then it loads the
- * SDK's thread module as before. Nothing else changes: errors in workflow code keep their stacks,
+ * those threads (and only those) with a short preamble: `v8.promiseHooks.createHook` throws when
+ * the SDK's stack-trace hook calls it, which is the SDK's own "not available" path (it logs one
+ * warning per thread and answers the stack trace query with "Workflow stack traces are not
+ * enabled on this worker"); then it loads the SDK's thread module as before. Nothing else changes: errors in workflow code keep their stacks,
  * replay and determinism are untouched, and every other thread starts exactly as asked.
  */
 import workerThreads from 'node:worker_threads';

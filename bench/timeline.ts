@@ -30,6 +30,7 @@ import { keepAliveFetch } from './http';
 import { f1, LATENCY_HEADER, latencyRow, rate, runPool, Series, sleep, text, timed } from './measure';
 import { RawResult, rawInsertBaseline } from './raw-insert';
 import { BenchTarget, timekeeperTarget } from './target';
+import { workflowStackTracesOf } from '../lib/config';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -429,7 +430,7 @@ async function main(): Promise<void> {
   const { tk, close } = client(opts, sockets);
   const timekeeper = timekeeperTarget(tk);
   const floor = opts.floor ? await startFloor(opts.temporalAddress, opts.namespace) : undefined;
-  if (floor) console.log(`floor: bare-Update workflows on ${opts.temporalAddress}, worker in this process (workflow stack traces ${process.env.WORKFLOW_STACK_TRACES === 'true' || process.env.WORKFLOW_STACK_TRACES === '1' ? 'on' : 'off'}, as Timekeeper's worker: WORKFLOW_STACK_TRACES)`);
+  if (floor) console.log(`floor: bare-Update workflows on ${opts.temporalAddress}, worker in this process (workflow stack traces ${workflowStackTracesOf() ? 'on' : 'off'}, as Timekeeper's worker: WORKFLOW_STACK_TRACES)`);
   const targets = [timekeeper, ...(floor ? [floor.target] : [])];
   const ratios: Ratio[] = [];
   let missed = 0;

@@ -391,7 +391,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeysFile: e.TIMEKEEPER_API_KEYS_FILE,
     outboundAllowHosts: hostsOf(e.OUTBOUND_ALLOW_HOSTS),
     outboundEchoBodies: e.OUTBOUND_ECHO_BODIES === 'true' || e.OUTBOUND_ECHO_BODIES === '1',
-    workflowStackTraces: e.WORKFLOW_STACK_TRACES === 'true' || e.WORKFLOW_STACK_TRACES === '1',
+    workflowStackTraces: workflowStackTracesOf(env),
     agentSecrets: agentSecretsOf(e.AGENT_SECRETS),
     secretsKey: e.SECRETS_KEY,
     logOrigin: e.LOG_ORIGIN,
@@ -438,6 +438,14 @@ export interface ToolSettings {
   temporalCli: string | undefined;
   /** $XDG_CACHE_HOME/timekeeper/bin (default ~/.cache/timekeeper/bin). */
   cliCacheDir: string;
+}
+
+/**
+ * WORKFLOW_STACK_TRACES alone, as loadConfig reads it: the benches' floor workers follow it
+ * without loading the whole configuration (bench/floor/threads.ts).
+ */
+export function workflowStackTracesOf(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.WORKFLOW_STACK_TRACES === 'true' || env.WORKFLOW_STACK_TRACES === '1';
 }
 
 export function toolSettings(env: NodeJS.ProcessEnv = process.env): ToolSettings {

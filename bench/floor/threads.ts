@@ -4,11 +4,10 @@
  * (worker/workflow-threads.ts). A floor then costs what the engine costs under the same setting,
  * so turning the capture off cannot pass for a gain over the floor.
  */
+import { workflowStackTracesOf } from '../../lib/config';
 import { setWorkflowStackTraces } from '../../worker/workflow-threads';
 
-/** Call before the floor's Worker.create; says which way it went, for the bench's output. */
-export function floorThreadsLikeTimekeeper(): 'off' | 'on' {
-  const on = /^(true|1)$/.test(process.env.WORKFLOW_STACK_TRACES ?? '');
-  setWorkflowStackTraces(on);
-  return on ? 'on' : 'off';
+/** Call before the floor's Worker.create. */
+export function floorThreadsLikeTimekeeper(): void {
+  setWorkflowStackTraces(workflowStackTracesOf());
 }

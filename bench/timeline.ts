@@ -31,6 +31,7 @@ import { f1, LATENCY_HEADER, latencyRow, rate, runPool, Series, sleep, text, tim
 import { RawResult, rawInsertBaseline } from './raw-insert';
 import { BenchTarget, timekeeperTarget } from './target';
 import { workflowStackTracesOf } from '../lib/config';
+import { LIMITS } from '../lib/domain/limits';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -429,16 +430,18 @@ async function main(): Promise<void> {
   const sockets = Math.max(opts.openSessions, ...opts.scenarios.map((s) => s.concurrency));
   const { tk, close } = client(opts, sockets);
   const timekeeper = timekeeperTarget(tk);
-  const floor = opts.floor ? await startFloor(opts.temporalAddress, opts.namespace) : undefined;
-  if (floor) console.log(`floor: bare-Update workflows on ${opts.temporalAddress}, worker in this process (workflow stack traces ${workflowStackTracesOf() ? 'on' : 'off'}, as Timekeeper's worker: WORKFLOW_STACK_TRACES)`);
-  const targets = [timekeeper, ...(floor ? [floor.target] : [])];
+  // The durable REST floor commits to the database Timekeeper uses, with as many connections as its worker's pool.
+  const floor = opts.floor ? await startFloor(opts.temporalAddress, opts.namespace, { durable: { databaseUrl: opts.databaseUrl, clients: LIMITS.dbPoolMax, sockets } }) : undefined;
+  if (floor) console.log(`floor: bare-Update workflows on ${opts.temporalAddress}, worker in this process (workflow stack traces ${workflowStackTracesOf() ? 'on' : 'off'}, as Timekeeper's worker: WORKFLOW_STACK_TRACES); durable REST floor committing to ${opts.databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
+  const durable = floor?.durableTarget;
+  const targets = [timekeeper, ...(floor ? [floor.target] : []), ...(durable ? [durable] : [])];
   const ratios: Ratio[] = [];
   let missed = 0;
   try {
     if (opts.warmup) {
       // First requests pay for JIT, workflow-cache and connection set-up; keep them out of the figures.
       for (const t of targets) {
-        const w = await runScenario({ name: 'seed', sessions: 10, events: 2, concurrency: 10 }, t, { ...opts, thinkMs: 0 }, `${runId}_warmup${t === timekeeper ? '' : '_floor'}`);
+        const w = await runScenario({ name: 'seed', sessions: 10, events: 2, concurrency: 10 }, t, { ...opts, thinkMs: 0 }, `${runId}_warmup${t === timekeeper ? '' : t === durable ? '_floordu' : '_floor'}`);
         console.log(`warm-up [${t.name}]: 10 sessions x 2 events, ${w.init.errors + w.append.errors + w.read.errors} errors (not counted)`);
       }
     }
@@ -449,7 +452,9 @@ async function main(): Promise<void> {
         const b = floor && (await runSingle(floor.target, opts.singleAppends, runId));
         // The one-writer floor: an Update that waits for one no-op local activity (a different id prefix: its own workflows).
         const c = floor && (await runSingle(floor.localTarget, opts.singleAppends, `${runId}la`));
-        for (const r of [a, b, c]) if (r) reportLoop(`single: one session, ${opts.singleAppends} appends back to back`, r);
+        // The durable REST floor: HTTP front, Update, one local activity committing one row.
+        const d = durable && (await runSingle(durable, opts.singleAppends, `${runId}du`));
+        for (const r of [a, b, c, d]) if (r) reportLoop(`single: one session, ${opts.singleAppends} appends back to back`, r);
         missed += a.append.errors > 0 ? 1 : 0;
         if (b) ratios.push({ what: 'single-writer append p50 ms', tk: a.append.pct(50), floor: b.append.pct(50), bound: { max: 1.3 } }, { what: 'single-writer append p99 ms', tk: a.append.pct(99), floor: b.append.pct(99) });
         if (b && c) {
@@ -458,10 +463,18 @@ async function main(): Promise<void> {
             { what: 'single-writer p50 / (Update + LA)', tk: a.append.pct(50), floor: c.append.pct(50) },
           );
         }
+        if (c && d) {
+          ratios.push(
+            { what: 'REST + Update + LA commit p50', tk: d.append.pct(50), floor: c.append.pct(50) },
+            { what: 'single-writer p50 / durable REST', tk: a.append.pct(50), floor: d.append.pct(50) },
+            { what: 'single-writer p99 / durable REST', tk: a.append.pct(99), floor: d.append.pct(99) },
+          );
+        }
       } else if (spec.name === 'open') {
         const title = `open: ${opts.openSessions} agents, ${opts.pauseMinMs}-${opts.pauseMaxMs} ms pause before each append, ${opts.openSeconds} s`;
         const [a, b] = [await runOpenLoop(timekeeper, opts, runId), floor && (await runOpenLoop(floor.target, opts, runId))];
-        for (const r of [a, b]) if (r) reportLoop(title, r);
+        const d = durable && (await runOpenLoop(durable, opts, `${runId}du`));
+        for (const r of [a, b, d]) if (r) reportLoop(title, r);
         missed += a.append.errors > 0 ? 1 : 0;
         if (b) {
           ratios.push(
@@ -472,11 +485,19 @@ async function main(): Promise<void> {
             { what: 'open-loop append max ms', tk: a.append.max(), floor: b.append.max() },
           );
         }
+        if (d) {
+          ratios.push(
+            { what: 'open-loop p50 / durable REST', tk: a.append.pct(50), floor: d.append.pct(50) },
+            { what: 'open-loop p99 / durable REST', tk: a.append.pct(99), floor: d.append.pct(99) },
+          );
+        }
       } else {
         const a = await runScenario(spec, timekeeper, opts, runId, tk);
         const b = floor && (await runScenario(spec, floor.target, opts, `${runId}_floor`));
         // The seed load also through the one-writer floor (Update + no-op local activity).
         const c = floor && spec.name === 'seed' ? await runScenario(spec, floor.localTarget, opts, `${runId}_floorla`) : undefined;
+        // And through the durable REST floor (HTTP front, Update or update-with-start, one committed row).
+        const d = durable && spec.name === 'seed' ? await runScenario(spec, durable, opts, `${runId}_floordu`) : undefined;
         if (opts.raw) a.raw = await rawInsertBaseline(opts.databaseUrl, spec.concurrency, Math.max(spec.sessions * spec.events, 5000), `${runId}_${spec.name}`);
         missed += report(a, opts).filter((t) => !t.pass).length;
         if (b) {
@@ -504,6 +525,15 @@ async function main(): Promise<void> {
           ratios.push(
             { what: `${spec.name} appends/s: Update + LA`, tk: perS(c), floor: perS(b) },
             { what: `${spec.name} appends/s / (Update + LA)`, tk: perS(a), floor: perS(c) },
+          );
+        }
+        if (d) {
+          report(d, opts);
+          const perS = (r: typeof a) => rate(r.append.ms.length, r.appendWallMs);
+          ratios.push(
+            { what: `${spec.name} appends/s / durable REST`, tk: perS(a), floor: perS(d) },
+            { what: `${spec.name} init p50 / durable REST`, tk: a.init.pct(50), floor: d.init.pct(50) },
+            { what: `${spec.name} init p99 / durable REST`, tk: a.init.pct(99), floor: d.init.pct(99) },
           );
         }
       }

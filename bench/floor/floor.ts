@@ -11,6 +11,7 @@ import { LIMITS } from '../../lib/domain/limits';
 import type { BenchTarget } from '../target';
 import { FloorActivities, floorLocalUpdate, floorUpdate, floorWorkflow } from './workflow';
 import { floorThreadsLikeTimekeeper } from './threads';
+import { durableStore, startDurableApi } from './durable';
 
 export interface Floor {
   target: BenchTarget;
@@ -25,12 +26,22 @@ export interface Floor {
    */
   eagerTarget: BenchTarget;
   eagerStarts(): number;
+  /**
+   * With `durable`: the durable REST floor (bench/floor/durable.ts), an HTTP front in its own
+   * process whose Update commits one row to PostgreSQL through one local activity.
+   */
+  durableTarget?: BenchTarget;
   close(): Promise<void>;
+}
+
+export interface FloorOptions {
+  /** The database the durable floor commits to, and the connections and HTTP sockets it may use. */
+  durable?: { databaseUrl: string; clients: number; sockets: number };
 }
 
 let runtimeInstalled = false;
 
-export async function startFloor(address: string, namespace: string): Promise<Floor> {
+export async function startFloor(address: string, namespace: string, options: FloorOptions = {}): Promise<Floor> {
   if (!runtimeInstalled) {
     try {
       Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -42,18 +53,20 @@ export async function startFloor(address: string, namespace: string): Promise<Fl
   const connection = await NativeConnection.connect({ address });
   const taskQueue = `bench-floor-${process.pid}-${Date.now()}`;
   floorThreadsLikeTimekeeper();
+  const store = options.durable && (await durableStore(options.durable.databaseUrl, options.durable.clients));
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue,
     workflowsPath: require.resolve('./workflow'),
-    activities: { echo: async (x: number) => x } satisfies FloorActivities,
+    activities: { echo: async (x: number) => x, ...store?.activities } satisfies FloorActivities,
     maxCachedWorkflows: LIMITS.workerMaxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: LIMITS.workerMaxConcurrentWorkflowTasks,
     workflowThreadPoolSize: LIMITS.workerWorkflowThreads,
     nonStickyToStickyPollRatio: 0.5,
   });
   const running = worker.run();
+  const api = options.durable && (await startDurableApi(address, namespace, taskQueue, options.durable.sockets));
   const client = new Client({ connection, namespace });
   const wid = (id: string) => `floor/${id}`;
   const targetFor = (name: string, update: typeof floorUpdate): BenchTarget => ({
@@ -83,9 +96,12 @@ export async function startFloor(address: string, namespace: string): Promise<Fl
     localTarget,
     eagerTarget,
     eagerStarts: () => eager,
+    durableTarget: api?.target,
     async close() {
+      await api?.close();
       worker.shutdown();
       await running.catch(() => undefined);
+      await store?.close();
       await connection.close().catch(() => undefined);
     },
   };

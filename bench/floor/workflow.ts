@@ -10,6 +10,9 @@
  *   on a workflow started without input that stays open; and `floorLocal`, whose handler
  *   awaits one no-op local activity: the least any design costs in which the workflow itself
  *   writes (an activity result must come back into the workflow before the Update answers).
+ *   `floorDurable` (bench/floor/durable.ts) awaits one local activity that commits one row to
+ *   PostgreSQL, and is called through a plain HTTP server in its own process: the least a REST
+ *   service that stores each append durably through a workflow can cost.
  * - bench/tasks.ts: started by a client at each fire time with `steps: 0, echo`, it runs one
  *   no-op local activity (whose arrival the bench times, as the stand-in agent times a run's
  *   call) and completes: what starting and finishing one run costs the engine.
@@ -25,10 +28,24 @@ export interface FloorActivities {
 }
 const { echo } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '10s' });
 
+/** One append of the durable floor: the row its activity commits. */
+export interface DurableRow {
+  id: string;
+  k: number;
+  content: unknown;
+}
+/** The durable floor's activity (registered only where the bench has a database): commits one row, returns k. */
+export interface DurableFloorActivities {
+  store(row: DurableRow): Promise<number>;
+}
+const { store } = proxyLocalActivities<DurableFloorActivities>({ startToCloseTimeout: '10s' });
+
 /** Returns its argument, without touching anything. */
 export const floorUpdate = defineUpdate<number, [number]>('floor');
 /** Returns its argument through one no-op local activity. */
 export const floorLocalUpdate = defineUpdate<number, [number]>('floorLocal');
+/** Commits one row through one local activity and returns its k. */
+export const floorDurableUpdate = defineUpdate<number, [DurableRow]>('floorDurable');
 export const openUpdate = defineUpdate<number, []>('open');
 export const stepUpdate = defineUpdate<number, []>('step');
 export const finishUpdate = defineUpdate<number, []>('finish');
@@ -40,6 +57,7 @@ export async function floorWorkflow(input: { steps?: number; echo?: number } = {
   let finished = input.steps === 0;
   setHandler(floorUpdate, (x: number) => x);
   setHandler(floorLocalUpdate, (x: number) => echo(x));
+  setHandler(floorDurableUpdate, (row: DurableRow) => store(row));
   setHandler(openUpdate, () => ++n);
   setHandler(stepUpdate, () => ++n);
   setHandler(finishUpdate, () => {

@@ -11,6 +11,10 @@
  *             worker inside this process): update-with-start (what create uses), then two
  *             updates (what a transition is), and a bare workflow start. The agents' figures are
  *             printed beside it as ratios, so the machine's noise can be told from our own cost.
+ *   durable   the same life through the durable REST floor (bench/floor/durable.ts): an HTTP front
+ *             in its own process, update-with-start or an update that commits one row to the
+ *             database through one local activity. What the least design with Timekeeper's
+ *             promises (HTTP, each call committed before it is answered) costs; printed as ratios too.
  *   agents    for each concurrency C in --agents: C agents at once, each running --intents
  *             intents one after another as OML's pattern does: create (requested), PATCH
  *             in-progress, PATCH done. Each call is timed (request to parsed answer), so
@@ -39,6 +43,9 @@ import { IntentStatus, headerContent, intentWorkflowId, type IntentHeader, type 
 import { IntentStore } from '../lib/store/intents';
 import { finishUpdate, floorWorkflow, openUpdate, stepUpdate } from './floor/workflow';
 import { floorThreadsLikeTimekeeper } from './floor/threads';
+import { startFloor as startDurableFloor, type Floor as DurableFloor } from './floor/floor';
+import type { BenchTarget } from './target';
+import { LIMITS } from '../lib/domain/limits';
 import { keepAliveFetch } from './http';
 
 interface Options {
@@ -199,6 +206,25 @@ async function floorPhase(f: Floor, agents: number, perAgent: number, runId: str
   return { start, create, transition };
 }
 
+/** The same life through the durable REST floor: create = its init (row 0), the two transitions = rows 1 and 2. */
+async function durablePhase(target: BenchTarget, agents: number, perAgent: number, runId: string): Promise<{ create: Series; transition: Series }> {
+  const create = new Series();
+  const transition = new Series();
+  await Promise.all(
+    Array.from({ length: agents }, async (_, a) => {
+      for (let i = 0; i < perAgent; i++) {
+        const id = `bench-durable/${runId}-${agents}-${a}-${i}`;
+        // Series.time answers undefined for a failed call; the target's calls answer nothing, so true marks success.
+        const ok = (call: () => Promise<void>) => async () => (await call(), true);
+        if ((await create.time(ok(() => target.init(id)))) === undefined) continue;
+        if ((await transition.time(ok(() => target.append(id, 1)))) === undefined) continue;
+        await transition.time(() => target.append(id, 2));
+      }
+    }),
+  );
+  return { create, transition };
+}
+
 const ratio = (a: number, b: number) => (Number.isNaN(a) || Number.isNaN(b) || b === 0 ? '-' : (a / b).toFixed(2));
 const ratioRow = (label: string, ours: Series, floor: Series) =>
   `  ${label.padEnd(40)} p50 ${ratio(ours.pct(50), floor.pct(50)).padStart(6)}x  p99 ${ratio(ours.pct(99), floor.pct(99)).padStart(6)}x`;
@@ -261,14 +287,21 @@ async function main(): Promise<void> {
 
   const floor = opts.temporal ? await startFloor(opts.temporal, opts.namespace, runId) : undefined;
   if (floor) console.log(`floor: a do-nothing workflow on ${opts.temporal} (namespace ${opts.namespace}), task queue ${floor.taskQueue}`);
+  const durableFloor: DurableFloor | undefined = opts.temporal
+    ? await startDurableFloor(opts.temporal, opts.namespace, { durable: { databaseUrl: opts.databaseUrl, clients: LIMITS.dbPoolMax, sockets: maxAgents } })
+    : undefined;
+  const durable = durableFloor?.durableTarget;
+  if (durable) console.log(`durable REST floor: HTTP front in its own process, one committed row per call in ${opts.databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
 
   // Warm-up: workflow code cached, connections open.
   await agentsPhase(tk, 5, 2, `${runId}w`);
   if (floor) await floorPhase(floor, 5, 2, `${runId}w`);
+  if (durable) await durablePhase(durable, 5, 2, `${runId}w`);
 
   console.log('\ncreate + transition (each agent: create, in-progress, done; one after another)');
   for (const c of opts.agents) {
     const fl = floor ? await floorPhase(floor, c, opts.intents, runId) : undefined;
+    const du = durable ? await durablePhase(durable, c, opts.intents, runId) : undefined;
     const r = await agentsPhase(tk, c, opts.intents, runId);
     const rate = ((r.create.ms.length + r.transition.ms.length) / r.wallMs) * 1000;
     console.log(`${c} agents x ${opts.intents} intents, ${(r.wallMs / 1000).toFixed(1)} s, ${rate.toFixed(0)} calls/s`);
@@ -280,6 +313,12 @@ async function main(): Promise<void> {
       console.log(row('floor: update (as transition)', fl.transition));
       console.log(ratioRow('create / floor update-with-start', r.create, fl.create));
       console.log(ratioRow('transition / floor update', r.transition, fl.transition));
+    }
+    if (du) {
+      console.log(row('durable REST: create (with-start + commit)', du.create));
+      console.log(row('durable REST: transition (update + commit)', du.transition));
+      console.log(ratioRow('create / durable REST create', r.create, du.create));
+      console.log(ratioRow('transition / durable REST transition', r.transition, du.transition));
     }
     if (c === 20) {
       targets.push({ what: `create p99 ${f1(r.create.pct(99))} ms <= 100 ms at 20 agents, no errors`, ok: r.create.pct(99) <= 100 && r.create.errors === 0 });
@@ -315,6 +354,7 @@ async function main(): Promise<void> {
   console.log('\ntargets');
   for (const t of targets) console.log(`  ${t.ok ? 'met   ' : 'MISSED'} ${t.what}`);
   http.close();
+  await durableFloor?.close();
   await floor?.close();
   if (opts.strict && targets.some((t) => !t.ok)) process.exit(1);
 }

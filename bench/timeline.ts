@@ -32,6 +32,7 @@ import { RawResult, rawInsertBaseline } from './raw-insert';
 import { BenchTarget, timekeeperTarget } from './target';
 import { workflowStackTracesOf } from '../lib/config';
 import { LIMITS } from '../lib/domain/limits';
+import { perCall, rigCpuGroups, type CpuGroups } from './cpu-groups';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -70,6 +71,8 @@ interface Options {
   strict: boolean;
   /** Node's global fetch (undici) instead of the node:http keep-alive agent. */
   globalFetch: boolean;
+  /** bench/rig-serve.ts's pid: print CPU per call by process for each phase. */
+  cpuRig?: number;
 }
 
 const DEFAULTS: Record<'seed' | 'large', ScenarioSpec> = {
@@ -100,10 +103,13 @@ const USAGE = `usage: npm run bench:timeline -- [options]
   --strict             exit with status 1 when a target is missed
   --global-fetch       send through Node's global fetch (undici) instead of a node:http
                        keep-alive agent; costs the client about twice the CPU per request
+  --cpu-rig PID        the pid of bench/rig-serve.ts --launch serving --url: print each phase's
+                       CPU per call by process (API, worker, Temporal, PostgreSQL, this bench
+                       with the floors' worker, the durable floor's HTTP front)
 env: BENCH_URL, TEMPORAL_ADDRESS, DATABASE_URL (owner connection for the scratch table), BENCH_API_KEY`;
 
 const BARE_FLAGS = ['no-reads', 'no-raw', 'no-warmup', 'no-floor', 'strict', 'global-fetch'];
-const VALUE_FLAGS = ['url', 'temporal', 'scenario', 'sessions', 'events', 'concurrency', 'timeout-ms', 'think-ms', 'single-appends', 'open-seconds', 'open-sessions', 'pause-ms'];
+const VALUE_FLAGS = ['url', 'temporal', 'scenario', 'sessions', 'events', 'concurrency', 'timeout-ms', 'think-ms', 'single-appends', 'open-seconds', 'open-sessions', 'pause-ms', 'cpu-rig'];
 
 function parseArgs(argv: string[]): Options {
   const flags = readFlags(argv, USAGE, { values: VALUE_FLAGS, switches: BARE_FLAGS });
@@ -138,6 +144,7 @@ function parseArgs(argv: string[]): Options {
     raw: !flags.has('no-raw'),
     warmup: !flags.has('no-warmup'),
     timeoutMs: int('timeout-ms') ?? 60_000,
+    cpuRig: int('cpu-rig'),
     strict: flags.has('strict'),
     globalFetch: flags.has('global-fetch'),
   };
@@ -157,6 +164,19 @@ function client(opts: Options, maxSockets: number, timeoutMs = opts.timeoutMs): 
   if (opts.globalFetch) return { tk: new TimekeeperClient(base), close: () => undefined };
   const { fetch, close } = keepAliveFetch(maxSockets, timeoutMs);
   return { tk: new TimekeeperClient({ ...base, fetch }), close };
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU per call by process (--cpu-rig)
+
+let readCpu: (() => CpuGroups) | undefined;
+
+/** Starts a phase's CPU reading; the returned function prints its CPU per call. */
+function cpuPhase(what: string, target: string): (calls: number) => void {
+  const before = readCpu?.();
+  return (calls) => {
+    if (before) console.log(`  CPU per ${what} [${target}]: ${perCall(before, readCpu!(), calls)}`);
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,10 +226,13 @@ async function runScenario(spec: ScenarioSpec, target: BenchTarget, opts: Option
   };
   const cpu0 = process.cpuUsage();
   const initialised = new Array<boolean>(spec.sessions).fill(false);
+  const initCpu = cpuPhase(`${spec.name} init`, target.name);
   res.initWallMs = await runPool(spec.sessions, spec.concurrency, async (i) => {
     initialised[i] = (await timed(res.init, ids[i], async () => (await target.init(ids[i]), true))) === true;
   });
 
+  initCpu(res.init.ms.length + res.init.errors);
+  const appendCpu = cpuPhase(`${spec.name} append${reads ? ' and read' : ''}`, target.name);
   res.appendWallMs = await runPool(spec.sessions, spec.concurrency, async (i) => {
     if (!initialised[i]) {
       res.sessionsSkipped++;
@@ -227,6 +250,7 @@ async function runScenario(spec: ScenarioSpec, target: BenchTarget, opts: Option
     }
   });
 
+  appendCpu(res.append.ms.length + res.append.errors);
   if (tk) res.verifyWallMs = await runPool(spec.sessions, spec.concurrency, (i) => verifySession(tk, ids[i], 1 + spec.events, res));
   const cpu = process.cpuUsage(cpu0);
   res.clientCpuMs = (cpu.user + cpu.system) / 1000;
@@ -266,9 +290,11 @@ async function runSingle(target: BenchTarget, n: number, runId: string): Promise
   const id = `${runId}_single`;
   const append = new Series();
   await target.init(id);
+  const cpu = cpuPhase('single-writer append', target.name);
   const t0 = performance.now();
   for (let k = 1; k <= n; k++) await timed(append, `${id} append ${k}`, () => target.append(id, k));
   const wallMs = performance.now() - t0;
+  cpu(n);
   return { target: target.name, append, wallMs, offeredPerS: rate(n, wallMs) };
 }
 
@@ -287,6 +313,7 @@ async function runOpenLoop(target: BenchTarget, opts: Options, runId: string): P
   const append = new Series();
   let sent = 0;
   const pause = () => opts.pauseMinMs + Math.random() * (opts.pauseMaxMs - opts.pauseMinMs);
+  const cpu = cpuPhase('open-loop append', target.name);
   const t0 = performance.now();
   const end = t0 + opts.openSeconds * 1000;
   await Promise.all(
@@ -301,6 +328,7 @@ async function runOpenLoop(target: BenchTarget, opts: Options, runId: string): P
     }),
   );
   const wallMs = performance.now() - t0;
+  cpu(sent);
   return { target: target.name, append, wallMs, offeredPerS: rate(sent, opts.openSeconds * 1000) };
 }
 
@@ -425,6 +453,7 @@ async function checkReachable(opts: Options): Promise<void> {
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   await checkReachable(opts);
+  if (opts.cpuRig) readCpu = rigCpuGroups(opts.cpuRig);
   const runId = `bench_${Date.now()}`;
   console.log(`Timekeeper timeline bench  ${new Date().toISOString()}  url=${opts.url}  session prefix=${runId}_`);
   const sockets = Math.max(opts.openSessions, ...opts.scenarios.map((s) => s.concurrency));

@@ -73,6 +73,8 @@ interface Options {
   globalFetch: boolean;
   /** bench/rig-serve.ts's pid: print CPU per call by process for each phase. */
   cpuRig?: number;
+  /** Each scenario's floors before Timekeeper's phase instead of after it. */
+  floorsFirst: boolean;
 }
 
 const DEFAULTS: Record<'seed' | 'large', ScenarioSpec> = {
@@ -87,6 +89,7 @@ const USAGE = `usage: npm run bench:timeline -- [options]
   --scenario LIST      comma-separated: single, seed, open, large; or all
                        (default single,seed,open)
   --no-floor           skip the bare-Update floor and the ratios
+  --floors-first       run each scenario's floors before Timekeeper's phase (default: after)
   --single-appends N   appends of the single-writer scenario (default 200)
   --open-seconds S     duration of the open-loop scenario, per target (default 50)
   --open-sessions N    sessions of the open-loop scenario (default 100)
@@ -108,7 +111,7 @@ const USAGE = `usage: npm run bench:timeline -- [options]
                        with the floors' worker, the durable floor's HTTP front)
 env: BENCH_URL, TEMPORAL_ADDRESS, DATABASE_URL (owner connection for the scratch table), BENCH_API_KEY`;
 
-const BARE_FLAGS = ['no-reads', 'no-raw', 'no-warmup', 'no-floor', 'strict', 'global-fetch'];
+const BARE_FLAGS = ['no-reads', 'no-raw', 'no-warmup', 'no-floor', 'strict', 'global-fetch', 'floors-first'];
 const VALUE_FLAGS = ['url', 'temporal', 'scenario', 'sessions', 'events', 'concurrency', 'timeout-ms', 'think-ms', 'single-appends', 'open-seconds', 'open-sessions', 'pause-ms', 'cpu-rig'];
 
 function parseArgs(argv: string[]): Options {
@@ -145,6 +148,7 @@ function parseArgs(argv: string[]): Options {
     warmup: !flags.has('no-warmup'),
     timeoutMs: int('timeout-ms') ?? 60_000,
     cpuRig: int('cpu-rig'),
+    floorsFirst: flags.has('floors-first'),
     strict: flags.has('strict'),
     globalFetch: flags.has('global-fetch'),
   };
@@ -164,6 +168,19 @@ function client(opts: Options, maxSockets: number, timeoutMs = opts.timeoutMs): 
   if (opts.globalFetch) return { tk: new TimekeeperClient(base), close: () => undefined };
   const { fetch, close } = keepAliveFetch(maxSockets, timeoutMs);
   return { tk: new TimekeeperClient({ ...base, fetch }), close };
+}
+
+/**
+ * Runs a scenario's phases, Timekeeper's first and then the floors' as listed, or with
+ * --floors-first the floors' first: a machine that drifts during a run (a server's store
+ * growing, a checkpoint) then weighs on the other side, and runs of both orders show whether
+ * the order moved a ratio. Answers in the listed order.
+ */
+async function inOrder<R>(opts: Options, phases: (() => Promise<R> | undefined)[]): Promise<(R | undefined)[]> {
+  const order = opts.floorsFirst ? [...phases.keys()].slice(1).concat(0) : [...phases.keys()];
+  const out = new Array<R | undefined>(phases.length);
+  for (const i of order) out[i] = await phases[i]();
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -475,14 +492,17 @@ async function main(): Promise<void> {
       }
     }
     for (const spec of opts.scenarios) {
-      // Each Timekeeper scenario is followed at once by the floor's, so both see the same machine.
+      // Each Timekeeper scenario is followed at once by the floors' (or, with --floors-first, preceded), so all see the same machine.
       if (spec.name === 'single') {
-        const a = await runSingle(timekeeper, opts.singleAppends, runId);
-        const b = floor && (await runSingle(floor.target, opts.singleAppends, runId));
-        // The one-writer floor: an Update that waits for one no-op local activity (a different id prefix: its own workflows).
-        const c = floor && (await runSingle(floor.localTarget, opts.singleAppends, `${runId}la`));
-        // The durable REST floor: HTTP front, Update, one local activity committing one row.
-        const d = durable && (await runSingle(durable, opts.singleAppends, `${runId}du`));
+        const [tkRun, b, c, d] = await inOrder(opts, [
+          () => runSingle(timekeeper, opts.singleAppends, runId),
+          () => floor && runSingle(floor.target, opts.singleAppends, runId),
+          // The one-writer floor: an Update that waits for one no-op local activity (a different id prefix: its own workflows).
+          () => floor && runSingle(floor.localTarget, opts.singleAppends, `${runId}la`),
+          // The durable REST floor: HTTP front, Update, one local activity committing one row.
+          () => durable && runSingle(durable, opts.singleAppends, `${runId}du`),
+        ]);
+        const a = tkRun!;
         for (const r of [a, b, c, d]) if (r) reportLoop(`single: one session, ${opts.singleAppends} appends back to back`, r);
         missed += a.append.errors > 0 ? 1 : 0;
         if (b) ratios.push({ what: 'single-writer append p50 ms', tk: a.append.pct(50), floor: b.append.pct(50), bound: { max: 1.3 } }, { what: 'single-writer append p99 ms', tk: a.append.pct(99), floor: b.append.pct(99) });
@@ -501,8 +521,12 @@ async function main(): Promise<void> {
         }
       } else if (spec.name === 'open') {
         const title = `open: ${opts.openSessions} agents, ${opts.pauseMinMs}-${opts.pauseMaxMs} ms pause before each append, ${opts.openSeconds} s`;
-        const [a, b] = [await runOpenLoop(timekeeper, opts, runId), floor && (await runOpenLoop(floor.target, opts, runId))];
-        const d = durable && (await runOpenLoop(durable, opts, `${runId}du`));
+        const [tkRun, b, d] = await inOrder(opts, [
+          () => runOpenLoop(timekeeper, opts, runId),
+          () => floor && runOpenLoop(floor.target, opts, runId),
+          () => durable && runOpenLoop(durable, opts, `${runId}du`),
+        ]);
+        const a = tkRun!;
         for (const r of [a, b, d]) if (r) reportLoop(title, r);
         missed += a.append.errors > 0 ? 1 : 0;
         if (b) {
@@ -521,12 +545,15 @@ async function main(): Promise<void> {
           );
         }
       } else {
-        const a = await runScenario(spec, timekeeper, opts, runId, tk);
-        const b = floor && (await runScenario(spec, floor.target, opts, `${runId}_floor`));
-        // The seed load also through the one-writer floor (Update + no-op local activity).
-        const c = floor && spec.name === 'seed' ? await runScenario(spec, floor.localTarget, opts, `${runId}_floorla`) : undefined;
-        // And through the durable REST floor (HTTP front, Update or update-with-start, one committed row).
-        const d = durable && spec.name === 'seed' ? await runScenario(spec, durable, opts, `${runId}_floordu`) : undefined;
+        const [tkRun, b, c, d] = await inOrder(opts, [
+          () => runScenario(spec, timekeeper, opts, runId, tk),
+          () => floor && runScenario(spec, floor.target, opts, `${runId}_floor`),
+          // The seed load also through the one-writer floor (Update + no-op local activity).
+          () => (floor && spec.name === 'seed' ? runScenario(spec, floor.localTarget, opts, `${runId}_floorla`) : undefined),
+          // And through the durable REST floor (HTTP front, Update or update-with-start, one committed row).
+          () => (durable && spec.name === 'seed' ? runScenario(spec, durable, opts, `${runId}_floordu`) : undefined),
+        ]);
+        const a = tkRun!;
         if (opts.raw) a.raw = await rawInsertBaseline(opts.databaseUrl, spec.concurrency, Math.max(spec.sessions * spec.events, 5000), `${runId}_${spec.name}`);
         missed += report(a, opts).filter((t) => !t.pass).length;
         if (b) {

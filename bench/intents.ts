@@ -210,12 +210,12 @@ async function floorPhase(f: Floor, agents: number, perAgent: number, runId: str
 async function durablePhase(target: BenchTarget, agents: number, perAgent: number, runId: string): Promise<{ create: Series; transition: Series }> {
   const create = new Series();
   const transition = new Series();
+  // Series.time answers undefined for a failed call; the target's calls answer nothing, so true marks success.
+  const ok = (call: () => Promise<void>) => async () => (await call(), true);
   await Promise.all(
     Array.from({ length: agents }, async (_, a) => {
       for (let i = 0; i < perAgent; i++) {
         const id = `bench-durable/${runId}-${agents}-${a}-${i}`;
-        // Series.time answers undefined for a failed call; the target's calls answer nothing, so true marks success.
-        const ok = (call: () => Promise<void>) => async () => (await call(), true);
         if ((await create.time(ok(() => target.init(id)))) === undefined) continue;
         if ((await transition.time(ok(() => target.append(id, 1)))) === undefined) continue;
         await transition.time(() => target.append(id, 2));

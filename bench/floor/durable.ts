@@ -12,7 +12,7 @@
  *
  * No hash chain, dedup lookup, advisory lock, validation or admission: those are Timekeeper's
  * own work, which the ratio to this floor measures. The scratch table lives in the database the
- * bench is given (--database / DATABASE_URL) and is dropped by close().
+ * bench is given (DATABASE_URL) and is dropped by close().
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';

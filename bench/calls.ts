@@ -14,11 +14,14 @@
  * of this process and of the dev server (the CPU figures do move with load; the others do not).
  */
 import v8 from 'node:v8';
+import type { temporal } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
 import { IntentClient } from '../clients/intents';
 import { IntentStatus, intentWorkflowId } from '../lib/domain/intents';
 import { EventType, sessionWorkflowId } from '../lib/domain/sessions';
+import { LIMITS } from '../lib/domain/limits';
 import { startFaultRig } from '../test/support/fault-rig';
+import { startFloor } from './floor/floor';
 import { cpuByGroup } from './procs';
 import { eventsByType, startInProcessWorker } from './worker-counts';
 
@@ -44,6 +47,8 @@ function payloadBytes(o: unknown): number {
 
 async function main(): Promise<void> {
   const calls = Number(process.argv[2] ?? 100);
+  // Rounds of the session appends and the durable floor, interleaved: their CPU figures move with the machine.
+  const rounds = Number(process.argv[3] ?? 1);
   const promises = countSandboxPromises();
   const rig = await startFaultRig({});
   const worker = await startInProcessWorker(rig);
@@ -53,17 +58,27 @@ async function main(): Promise<void> {
   const content = (k: number): { [k: string]: string } => (k % 2 ? { input: `question ${k}` } : { response: `answer ${k}` });
   const type = (k: number) => (k % 2 ? EventType.UserInput : EventType.LlmResponse);
 
-  /** The events of each workflow's run: `id` or `id@runId` (a session's run can rotate during the calls: its continue-as-new counts too). */
+  /**
+   * The events of each workflow's run: `id` or `id@runId`, and of the runs it continued as (a
+   * session rotates every SESSION_UPDATES_PER_RUN appends, so the calls span several runs).
+   */
   const histories = async (workflowIds: string[]) =>
     Promise.all(
       workflowIds.map(async (w) => {
-        const [id, runId] = w.split('@');
-        return (await rig.client.workflow.getHandle(id, runId).fetchHistory()).events ?? [];
+        const [id, first] = w.split('@');
+        const events: temporal.api.history.v1.IHistoryEvent[] = [];
+        for (let runId: string | undefined = first; ; ) {
+          const ofRun: temporal.api.history.v1.IHistoryEvent[] = (await rig.client.workflow.getHandle(id, runId).fetchHistory()).events ?? [];
+          events.push(...ofRun);
+          const next: string | null | undefined = ofRun.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+          if (!runId || !next) return events;
+          runId = next;
+        }
       }),
     );
 
   const rows: string[] = [];
-  const measure = async (name: string, workflowIds: string[], before: number[] | null, body: () => Promise<void>) => {
+  const measure = async (name: string, workflowIds: string[], before: number[] | null, body: () => Promise<void>, ours = true) => {
     const a0 = activations.n;
     const p0 = promises.n;
     const c0 = cpuByGroup(process.pid);
@@ -80,7 +95,7 @@ async function main(): Promise<void> {
     const bytes = all.reduce((s, e) => s + payloadBytes(e), 0);
     const server = ((c1.get('temporal') ?? 0) - (c0.get('temporal') ?? 0)) / calls;
     rows.push(
-      `| ${name} | ${per(activations.n - a0)} | ${per(tasks)} | ${per(all.length)} | ${Math.round(bytes / calls)} | ${per(promises.n - p0)} | ${((cpu.user + cpu.system) / 1000 / calls).toFixed(2)} | ${server.toFixed(2)} |`,
+      `| ${name} | ${ours ? per(activations.n - a0) : '–'} | ${per(tasks)} | ${per(all.length)} | ${Math.round(bytes / calls)} | ${ours ? per(promises.n - p0) : '–'} | ${((cpu.user + cpu.system) / 1000 / calls).toFixed(2)} | ${server.toFixed(2)} |`,
     );
     console.log(`${name}: ${[...byType].map(([t, c]) => `${t} ${per(c)}`).join(', ')}`);
     return hs.map((h) => h.length);
@@ -97,17 +112,40 @@ async function main(): Promise<void> {
     await intents.transition(iid, { status: IntentStatus.Done });
   }
 
-  for (const [label, idle] of [
-    ['session append, no idle timeout', undefined],
-    ['session append, idle_timeout_s 1800', 1800],
-  ] as const) {
-    const id = `${run}_${idle ?? 'none'}`;
-    await sessions.create({ sessionId: id, idleTimeoutS: idle });
-    const wf = [`${sessionWorkflowId(id)}@${(await rig.client.workflow.getHandle(sessionWorkflowId(id)).describe()).runId}`];
+  // The durable floor's worker side (bench/floor/durable.ts without its HTTP front): an Update
+  // whose handler awaits one local activity committing one row, called through a client in this
+  // process as the session appends above are. Its worker runs beside Timekeeper's in this process.
+  const floor = await startFloor(rig.temporalAddress, rig.config.temporalNamespace, { durable: { databaseUrl: rig.config.databaseUrl, clients: LIMITS.dbPoolMax, sockets: 0, front: false } });
+  const direct = floor.durableDirectTarget!;
+  await direct.init(`${run}_floor_warm`);
+  for (let k = 1; k <= 20; k++) await direct.append(`${run}_floor_warm`, k);
+  const sessionRound = async (r: number) => {
+    for (const [label, idle] of [
+      ['session append, no idle timeout', undefined],
+      ['session append, idle_timeout_s 1800', 1800],
+    ] as const) {
+      const id = `${run}_${idle ?? 'none'}_${r}`;
+      await sessions.create({ sessionId: id, idleTimeoutS: idle });
+      const wf = [`${sessionWorkflowId(id)}@${(await rig.client.workflow.getHandle(sessionWorkflowId(id)).describe()).runId}`];
+      const before = (await histories(wf)).map((h) => h.length);
+      await measure(label, wf, before, async () => {
+        for (let k = 1; k <= calls; k++) await sessions.append({ sessionId: id, type: type(k), content: content(k) });
+      });
+    }
+  };
+  const floorRound = async (r: number) => {
+    const id = `${run}_floor${r}`;
+    await direct.init(id);
+    const wf = [`floor/${id}`];
     const before = (await histories(wf)).map((h) => h.length);
-    await measure(label, wf, before, async () => {
-      for (let k = 1; k <= calls; k++) await sessions.append({ sessionId: id, type: type(k), content: content(k) });
-    });
+    const body = async () => {
+      for (let k = 1; k <= calls; k++) await direct.append(id, k);
+    };
+    await measure('floor: Update + LA commit', wf, before, body, false);
+  };
+  for (let r = 0; r < rounds; r++) {
+    await sessionRound(r);
+    await floorRound(r);
   }
 
   const ids = Array.from({ length: calls }, (_, i) => `${run}-INTENT-${i}`);
@@ -127,6 +165,7 @@ async function main(): Promise<void> {
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) console.log(r);
 
+  await floor.close();
   await worker.stop();
   await rig.stop();
 }

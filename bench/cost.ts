@@ -16,9 +16,9 @@
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { createSessionActivities } from '../activities/sessions';
+import { createSessionActivities, type AppendOutcome } from '../activities/sessions';
 import { TUNABLE } from '../lib/domain/limits';
-import { EventType } from '../lib/domain/sessions';
+import { EventType, headOf, type ChainHead } from '../lib/domain/sessions';
 import { startFaultRig } from '../test/support/fault-rig';
 import { startFloor } from './floor/floor';
 import { f1, runPool, Series, timed } from './measure';
@@ -69,11 +69,16 @@ async function main(): Promise<void> {
     return id;
   };
 
-  // The writer's transaction alone: a session the workflow does not know (only this bench writes it).
+  // The writer's transaction alone: a session the workflow does not know (only this bench writes
+  // it), each append on the head the previous one returned, as the session workflow hands it over.
+  const heads = new Map<string, ChainHead>();
+  const keepHead = (id: string, [o]: AppendOutcome[]) => {
+    if (o?.ok) heads.set(id, headOf(o.result.event));
+  };
   await layer(
     'writer transaction (activity called directly)',
-    (id) => writer.appendEvents({ sessionId: id, workflowId: 'cost', runId: 'cost', create: { timelineId: randomUUID() }, items: [{ eventId: randomUUID(), type: EventType.SessionCreate, content: {} }] }),
-    (id, k) => writer.appendEvents({ sessionId: id, workflowId: 'cost', runId: 'cost', items: [{ eventId: randomUUID(), type: type(k), content: content(k) }] }),
+    async (id) => keepHead(id, await writer.appendEvents({ sessionId: id, workflowId: 'cost', runId: 'cost', create: { timelineId: randomUUID() }, items: [{ eventId: randomUUID(), type: EventType.SessionCreate, content: {} }] })),
+    async (id, k) => keepHead(id, await writer.appendEvents({ sessionId: id, workflowId: 'cost', runId: 'cost', head: heads.get(id), items: [{ eventId: randomUUID(), type: type(k), content: content(k) }] })),
   );
   await layer('bare Update (floor)', (id) => floor.target.init(id), (id, k) => floor.target.append(id, k));
 

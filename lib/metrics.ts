@@ -49,6 +49,13 @@ export const metrics = {
     buckets: [...METRIC_BUCKETS.batchSize],
     ...r,
   }),
+  appendBatches: new Counter({
+    name: 'timekeeper_append_batches_total',
+    help:
+      'Append batches the writer decided, by path: on_head (on the session workflow\'s chain head, no lookup) or lookup, and why it looked up (create, no_head: a workflow from before the head was handed over, refusal: an item the head alone would refuse, conflict: the table refused the head, an event id or a key)',
+    labelNames: ['path', 'reason'] as const,
+    ...r,
+  }),
   eventsAppended: new Counter({
     name: 'timekeeper_events_appended_total',
     help: 'New timeline events stored (retries answered from the store are not counted), by event type',

@@ -8,8 +8,8 @@
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { LIMITS } from '../../lib/domain/limits';
-import type { BenchTarget } from '../target';
-import { FloorActivities, floorLocalUpdate, floorUpdate, floorWorkflow } from './workflow';
+import { agentEvent, type BenchTarget } from '../target';
+import { FloorActivities, floorDurableUpdate, floorLocalUpdate, floorUpdate, floorWorkflow } from './workflow';
 import { floorThreadsLikeTimekeeper } from './threads';
 import { durableStore, startDurableApi } from './durable';
 
@@ -31,12 +31,18 @@ export interface Floor {
    * process whose Update commits one row to PostgreSQL through one local activity.
    */
   durableTarget?: BenchTarget;
+  /**
+   * With `durable`: the same Update and commit called straight through this process's Temporal
+   * client, without the HTTP hop (bench/calls.ts: the worker-side cost of a durable write, next
+   * to Timekeeper's writer called the same way).
+   */
+  durableDirectTarget?: BenchTarget;
   close(): Promise<void>;
 }
 
 export interface FloorOptions {
   /** The database the durable floor commits to, and the connections and HTTP sockets it may use. */
-  durable?: { databaseUrl: string; clients: number; sockets: number };
+  durable?: { databaseUrl: string; clients: number; sockets: number; /** false: no HTTP front (durableTarget absent) */ front?: boolean };
 }
 
 let runtimeInstalled = false;
@@ -66,7 +72,7 @@ export async function startFloor(address: string, namespace: string, options: Fl
     nonStickyToStickyPollRatio: 0.5,
   });
   const running = worker.run();
-  const api = options.durable && (await startDurableApi(address, namespace, taskQueue, options.durable.sockets));
+  const api = options.durable && options.durable.front !== false ? await startDurableApi(address, namespace, taskQueue, options.durable.sockets) : undefined;
   const client = new Client({ connection, namespace });
   const wid = (id: string) => `floor/${id}`;
   const targetFor = (name: string, update: typeof floorUpdate): BenchTarget => ({
@@ -97,6 +103,18 @@ export async function startFloor(address: string, namespace: string, options: Fl
     eagerTarget,
     eagerStarts: () => eager,
     durableTarget: api?.target,
+    durableDirectTarget: store
+      ? {
+          name: 'Update + LA commit (no HTTP)',
+          async init(id) {
+            const start = new WithStartWorkflowOperation(floorWorkflow, { workflowId: wid(id), taskQueue, workflowIdConflictPolicy: 'FAIL' });
+            await client.workflow.executeUpdateWithStart(floorDurableUpdate, { args: [{ id, k: 0, content: { started: true } }], startWorkflowOperation: start });
+          },
+          async append(id, k) {
+            await client.workflow.getHandle(wid(id)).executeUpdate(floorDurableUpdate, { args: [{ id, k, content: agentEvent(k).content }] });
+          },
+        }
+      : undefined,
     async close() {
       await api?.close();
       worker.shutdown();

@@ -142,6 +142,20 @@ export class SessionWriteTx {
   }
 }
 
+/** The database clock in ms: events are stamped with it, whichever worker writes them. */
+const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+/**
+ * A write on a head the writer did not look up (`writeOnHead`) that the table refused because
+ * the head, an event id or an idempotency key was not what the writer assumed: the guard
+ * trigger's check_violation or a unique index's unique_violation. The batch must be decided
+ * again with the lookup.
+ */
+export function isLookupNeeded(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === '23514';
+}
+
 /** What the writer looks up before deciding a batch: stored events by these ids (any session) or by this session's keys. */
 export interface KnownLookup {
   eventIds: string[];
@@ -157,7 +171,7 @@ export interface KnownLookup {
 function knownSql(db: PoolClient, sessionId: string, lookup: KnownLookup): string {
   const l = literals(db);
   const sid = l.text(sessionId);
-  return `SELECT true AS is_head, (extract(epoch from clock_timestamp()) * 1000)::bigint AS now,
+  return `SELECT true AS is_head, ${NOW_MS} AS now,
               h.session_id, h.seq, h.event_id, h.event_type, h.ts, NULL::jsonb AS content, h.prev_hash, h.hash, h.idempotency_key, h.occurred_at
          FROM (SELECT 1) one
          LEFT JOIN LATERAL (SELECT ${EVENT_COLUMNS} FROM timeline_events
@@ -189,6 +203,22 @@ export class SessionStore {
       this.pool,
       (db, ctx) => fn(new SessionWriteTx(db, ctx), knownOf(ctx.opened[1].rows)),
       (db) => `${literals(db).xactLock(sessionId)}; ${knownSql(db, sessionId, lookup)}`,
+    );
+  }
+
+  /**
+   * Runs `fn` in one transaction holding the session's lock, on a chain head the caller already
+   * knows (the session workflow's), without looking anything up: the first round trip is BEGIN,
+   * the lock and the database clock only. The lookup `write` does is half the database's CPU of
+   * an append (docs/operations.md); here the table's own constraints stand in for it: a head
+   * that is not the stored one fails the guard trigger, an event id or idempotency key stored
+   * before fails its unique index, and the whole transaction rolls back (`isLookupNeeded`).
+   */
+  writeOnHead<T>(sessionId: string, fn: (tx: SessionWriteTx, nowMs: number) => Promise<T>): Promise<T> {
+    return inTransaction(
+      this.pool,
+      (db, ctx) => fn(new SessionWriteTx(db, ctx), Number(ctx.opened[0].rows[0].now)),
+      (db) => `${literals(db).xactLock(sessionId)}, ${NOW_MS} AS now`,
     );
   }
 

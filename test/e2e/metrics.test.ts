@@ -113,6 +113,10 @@ test('an append, an intent transition and a task run move their series', async (
   expect(delta('timekeeper_append_batch_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(3);
   expect(delta('timekeeper_append_batch_size_count')).toBeGreaterThanOrEqual(3);
   expect(delta('timekeeper_append_batch_size_sum')).toBeGreaterThanOrEqual(3);
+  // The create looked up; the two appends were written on the workflow's chain head, without it.
+  expect(delta('timekeeper_append_batches_total', { path: 'lookup', reason: 'create' })).toBe(1);
+  expect(delta('timekeeper_append_batches_total', { path: 'on_head' })).toBe(2);
+  expect(delta('timekeeper_append_batches_total', { path: 'lookup', reason: 'conflict' })).toBe(0);
   // HTTP, by the contract's path rather than the URL with the session id in it.
   expect(delta('timekeeper_http_requests_total', { method: 'POST', route: '/v1/sessions/:id/events', status: '201' })).toBe(2);
   expect(delta('timekeeper_http_request_duration_seconds_count', { route: '/v1/sessions/:id/events' })).toBe(2);

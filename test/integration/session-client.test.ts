@@ -11,6 +11,7 @@ import { SessionClient } from '../../clients/sessions';
 import { DomainError, ErrorCode } from '../../lib/domain/errors';
 import { EventType, sessionWorkflowId, type JsonValue } from '../../lib/domain/sessions';
 import { computeEventHash } from '../../lib/hash-chain';
+import { metrics } from '../../lib/metrics';
 import { SessionStore } from '../../lib/store/sessions';
 import { eventually, startTestSystem, TestSystem, uniqueSessionId } from '../support';
 
@@ -53,6 +54,11 @@ async function rows(sessionId: string) {
     [sessionId],
   );
   return r.map((x) => ({ ...x, seq: Number(x.seq), ts: Number(x.ts) }));
+}
+
+/** Batches the writer decided by this path and reason so far (timekeeper_append_batches_total; the worker runs in this process). */
+async function appendBatches(path: string, reason: string): Promise<number> {
+  return (await metrics.appendBatches.get()).values.find((v) => v.labels.path === path && v.labels.reason === reason)?.value ?? 0;
 }
 
 function expectLinear(chain: { seq: number; hash: string; prev_hash: string | null }[]) {
@@ -323,21 +329,98 @@ describe('concurrency conflict', () => {
   });
 
   /**
-   * Through the session workflow the same conflict reaches the caller as concurrency_conflict
-   * with the run still open (a local activity's failure arrives in the workflow unwrapped;
-   * writeBatch must treat it as the batch's outcome, not fail the run).
+   * Through the session workflow the writer writes on the workflow's head without the lookup;
+   * the table refuses it (the rival took that seq), and the writer decides the batch again with
+   * the lookup, on the stored head: the caller's event follows the rival's, the run stays open
+   * and the chain verifies. (Without a head, above, the same race is the caller's
+   * concurrency_conflict; the workflow's handling of a failed batch is in
+   * session-workflow-level.test.ts.)
    */
-  test('through the session workflow, the caller gets concurrency_conflict and the run stays open', async () => {
+  test('through the session workflow, a rival row committed during the append is chained after, and the run stays open', async () => {
     const { sessionId } = await newSession('sc_conflict_wf');
     await sessions.append(input(sessionId, { n: 1 }));
     const handle = sys.client.workflow.getHandle(sessionWorkflowId(sessionId));
     const run = (await handle.describe()).runId;
-    const { outcome } = await raceAgainstUncommittedRow(sessionId, () => sessions.append(input(sessionId, { mine: true })));
-    if (outcome.ok) throw new Error(`expected concurrency_conflict, got ${JSON.stringify(outcome.v)}`);
-    expect(outcome.e).toBeInstanceOf(DomainError);
-    expect((outcome.e as DomainError).code).toBe(ErrorCode.ConcurrencyConflict);
+    const conflicts = await appendBatches('lookup', 'conflict');
+    const { outcome, rival } = await raceAgainstUncommittedRow(sessionId, () => sessions.append(input(sessionId, { mine: true })));
+    if (!outcome.ok) throw outcome.e;
+    expect(outcome.v).toMatchObject({ event: { seq: 4, prev_hash: rival.hash }, deduplicated: false });
+    expect((await appendBatches('lookup', 'conflict')) - conflicts).toBe(1);
     const desc = await handle.describe();
     expect([desc.runId, desc.status.name]).toEqual([run, 'RUNNING']);
-    expect(await rows(sessionId)).toHaveLength(3);
+    expect((await rows(sessionId)).map((r) => r.seq)).toEqual([1, 2, 3, 4]);
+    expect((await store.verify(sessionId)).ok).toBe(true);
+  });
+});
+
+/**
+ * The writer on the session workflow's head (activities/sessions/index.ts writeBatch): no
+ * lookup, the table's guard trigger and unique indexes refuse what the lookup would have found,
+ * and the batch is then decided again with it. Called directly with the head a workflow would
+ * hand over, so each case is exact.
+ */
+describe('writing on the handed chain head', () => {
+  const writer = () => createSessionActivities(sys.pool);
+  const call = (sessionId: string, head: { seq: number; hash: string; ts: number } | undefined, items: Parameters<ReturnType<typeof writer>['appendEvents']>[0]['items']) =>
+    writer().appendEvents({ sessionId, workflowId: 'direct', runId: 'direct', ...(head ? { head } : {}), items });
+  const item = (content: JsonValue, extra: { idempotencyKey?: string; expectedSeq?: number } = {}) => ({ eventId: randomUUID(), type: EventType.UserInput, content, ...extra });
+  const headOfRow = (r: { seq: number; hash: string; ts: number }) => ({ seq: r.seq, hash: r.hash, ts: r.ts });
+
+  test('a batch on the stored head is written without the lookup', async () => {
+    const { sessionId } = await newSession('sc_head_ok');
+    const head = headOfRow((await rows(sessionId)).at(-1)!);
+    const before = await appendBatches('on_head', '');
+    const out = await call(sessionId, head, [item({ a: 1 }), item({ a: 2 })]);
+    expect(out).toMatchObject([
+      { ok: true, result: { event: { seq: 2, prev_hash: head.hash }, deduplicated: false } },
+      { ok: true, result: { event: { seq: 3 }, deduplicated: false } },
+    ]);
+    expect((await appendBatches('on_head', '')) - before).toBe(1);
+    expect((await store.verify(sessionId)).ok).toBe(true);
+  });
+
+  test('a retry of a committed batch on the head from before it is answered with the stored events, not written twice', async () => {
+    const { sessionId } = await newSession('sc_head_retry');
+    const head = headOfRow((await rows(sessionId)).at(-1)!);
+    const items = [item({ once: 1 }), item({ once: 2 })];
+    const first = await call(sessionId, head, items);
+    const conflicts = await appendBatches('lookup', 'conflict');
+    const again = await call(sessionId, head, items);
+    expect(again).toEqual(first);
+    expect((await appendBatches('lookup', 'conflict')) - conflicts).toBe(1);
+    expect((await rows(sessionId)).map((r) => r.seq)).toEqual([1, 2, 3]);
+  });
+
+  test('a head that is not the stored one (wrong hash) is refused by the table and the batch is written on the stored head', async () => {
+    const { sessionId } = await newSession('sc_head_wrong');
+    const stored = headOfRow((await rows(sessionId)).at(-1)!);
+    const [out] = await call(sessionId, { ...stored, hash: 'f'.repeat(64) }, [item({ b: 1 })]);
+    expect(out).toMatchObject({ ok: true, result: { event: { seq: 2, prev_hash: stored.hash } } });
+    expect((await store.verify(sessionId)).ok).toBe(true);
+  });
+
+  test('an idempotency key used before: the same request is answered as a duplicate, another one refused', async () => {
+    const { sessionId } = await newSession('sc_head_key');
+    const [first] = await call(sessionId, headOfRow((await rows(sessionId)).at(-1)!), [item({ k: 1 }, { idempotencyKey: 'key-1' })]);
+    if (!first.ok) throw new Error('the first write failed');
+    const head = headOfRow(first.result.event);
+    const [same] = await call(sessionId, head, [item({ k: 1 }, { idempotencyKey: 'key-1' })]);
+    expect(same).toEqual({ ok: true, result: { event: first.result.event, deduplicated: true } });
+    const [other] = await call(sessionId, head, [item({ k: 2 }, { idempotencyKey: 'key-1' })]);
+    expect(other).toMatchObject({ ok: false, error: { code: ErrorCode.IdempotencyKeyReused } });
+    expect((await rows(sessionId)).map((r) => r.seq)).toEqual([1, 2]);
+  });
+
+  test('an item the head alone would refuse (a stale expected_seq) is decided with the lookup: a retry by key is answered, not refused', async () => {
+    const { sessionId } = await newSession('sc_head_refusal');
+    const [first] = await call(sessionId, headOfRow((await rows(sessionId)).at(-1)!), [item({ e: 1 }, { idempotencyKey: 'key-e', expectedSeq: 1 })]);
+    if (!first.ok) throw new Error('the first write failed');
+    const refusals = await appendBatches('lookup', 'refusal');
+    // The client's retry carries the expected_seq it first sent (1); the head is now 2.
+    const [retry] = await call(sessionId, headOfRow(first.result.event), [item({ e: 1 }, { idempotencyKey: 'key-e', expectedSeq: 1 })]);
+    expect(retry).toEqual({ ok: true, result: { event: first.result.event, deduplicated: true } });
+    expect((await appendBatches('lookup', 'refusal')) - refusals).toBe(1);
+    const [stale] = await call(sessionId, headOfRow(first.result.event), [item({ e: 2 }, { expectedSeq: 1 })]);
+    expect(stale).toMatchObject({ ok: false, error: { code: ErrorCode.WrongExpectedSeq } });
   });
 });

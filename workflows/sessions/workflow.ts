@@ -226,6 +226,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
             idleTimeoutS: settings.idleTimeoutS,
           }
         : undefined,
+      // Data for the writer only (it writes on this head without looking it up; the table
+      // refuses a wrong one): no command depends on it, so histories from before it replay unchanged.
+      ...(head && !create ? { head } : {}),
       items: batch.map((p) => p.item),
     };
   }

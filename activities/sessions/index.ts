@@ -107,7 +107,7 @@ export function createSessionActivities(pool: Pool, opts: { occurredAt?: Occurre
 
   /**
    * Most batches are written on the chain head the session workflow hands over, without the
-   * lookup (its planning and rows were half the database's CPU of an append): the guard trigger
+   * lookup (half the database's CPU of an append, docs/operations.md): the guard trigger
    * and the unique indexes refuse anything the lookup would have found, and such a batch is then
    * decided again with it. Creates, batches from workflow code older than the handed head, and
    * batches with an item the head alone would refuse (a retry may be behind it) look up first.

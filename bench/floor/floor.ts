@@ -5,7 +5,7 @@
  * drives it through a Temporal client on the same native connection, exactly as Timekeeper's
  * API drives its session workflows, so the difference between the two is Timekeeper's cost.
  */
-import { Client, WithStartWorkflowOperation } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation, type UpdateDefinition } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { LIMITS } from '../../lib/domain/limits';
 import { agentEvent, type BenchTarget } from '../target';
@@ -75,18 +75,19 @@ export async function startFloor(address: string, namespace: string, options: Fl
   const api = options.durable && options.durable.front !== false ? await startDurableApi(address, namespace, taskQueue, options.durable.sockets) : undefined;
   const client = new Client({ connection, namespace });
   const wid = (id: string) => `floor/${id}`;
-  const targetFor = (name: string, update: typeof floorUpdate): BenchTarget => ({
+  /** Creates with update-with-start (k = 0) and appends with `update`, whose one argument `argOf` makes from the session and k. */
+  const targetFor = <A>(name: string, update: UpdateDefinition<number, [A]>, argOf: (id: string, k: number) => A): BenchTarget => ({
     name,
     async init(id) {
       const start = new WithStartWorkflowOperation(floorWorkflow, { workflowId: wid(id), taskQueue, workflowIdConflictPolicy: 'FAIL' });
-      await client.workflow.executeUpdateWithStart(update, { args: [0], startWorkflowOperation: start });
+      await client.workflow.executeUpdateWithStart(update, { args: [argOf(id, 0)], startWorkflowOperation: start });
     },
     async append(id, k) {
-      await client.workflow.getHandle(wid(id)).executeUpdate(update, { args: [k] });
+      await client.workflow.getHandle(wid(id)).executeUpdate(update, { args: [argOf(id, k)] });
     },
   });
-  const target = targetFor('bare Update', floorUpdate);
-  const localTarget = targetFor('Update + no-op local activity', floorLocalUpdate);
+  const target = targetFor('bare Update', floorUpdate, (_id, k) => k);
+  const localTarget = targetFor('Update + no-op local activity', floorLocalUpdate, (_id, k) => k);
   let eager = 0;
   const eagerTarget: BenchTarget = {
     name: 'eager start, then Update',
@@ -103,18 +104,8 @@ export async function startFloor(address: string, namespace: string, options: Fl
     eagerTarget,
     eagerStarts: () => eager,
     durableTarget: api?.target,
-    durableDirectTarget: store
-      ? {
-          name: 'Update + LA commit (no HTTP)',
-          async init(id) {
-            const start = new WithStartWorkflowOperation(floorWorkflow, { workflowId: wid(id), taskQueue, workflowIdConflictPolicy: 'FAIL' });
-            await client.workflow.executeUpdateWithStart(floorDurableUpdate, { args: [{ id, k: 0, content: { started: true } }], startWorkflowOperation: start });
-          },
-          async append(id, k) {
-            await client.workflow.getHandle(wid(id)).executeUpdate(floorDurableUpdate, { args: [{ id, k, content: agentEvent(k).content }] });
-          },
-        }
-      : undefined,
+    // The same row the HTTP front commits for a create ({started: true}) and an append.
+    durableDirectTarget: store ? targetFor('Update + LA commit (no HTTP)', floorDurableUpdate, (id, k) => ({ id, k, content: k === 0 ? { started: true } : agentEvent(k).content })) : undefined,
     async close() {
       await api?.close();
       worker.shutdown();

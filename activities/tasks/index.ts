@@ -275,9 +275,10 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     const nowMs = Date.now();
     // The built-in digest answers from the needs-attention queue, without an LLM.
     if (task.agent.type === 'digest') return runDigest({ tasks: store, results }, task, call.runId, nowMs);
-    const ctx: RunContext = { ...call, nowMs, lastRunMs: await store.lastStartBefore(task.task_id, call.runId) };
+    const known = await store.runContext(task.task_id, call.runId, task.memory_runs);
+    const ctx: RunContext = { ...call, nowMs, lastRunMs: known.lastStartMs };
     const timeContext = buildTimeContext(ctx, isRunDay(task.calendar, nowMs, tz, task.lang));
-    const memory = buildRunMemory(await store.memory(task.task_id, call.runId, task.memory_runs), tz, task.lang);
+    const memory = buildRunMemory(known.memory, tz, task.lang);
     lap('context');
     const system = buildSystemPrompt(ctx, timeContext, memory);
     const prompt = renderTemplate(task.agent.prompt_template, templateVariables(ctx));

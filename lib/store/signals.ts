@@ -127,14 +127,15 @@ export class SignalStore {
   async listeners(name: string, bounds?: AgentBounds): Promise<Listener[]> {
     const isRun = name.startsWith(TASK_RUN_SIGNAL_PREFIX);
     const path = isRun ? 'strict $.** ? (@.task_id == $n)' : 'strict $.** ? (@.event == $n || @.signal == $n)';
-    const r = await this.pool.query(
-      `SELECT DISTINCT ON (task_id) task_id, version, definition, enabled, deleted FROM task_history
+    const r = await this.pool.query({
+      name: 'signal-listeners',
+      text: `SELECT DISTINCT ON (task_id) task_id, version, definition, enabled, deleted FROM task_history
         WHERE task_id IN (SELECT task_id FROM task_history
                            WHERE definition->'trigger'->>'type' IN ('delay', 'condition')
                              AND jsonb_path_exists(definition->'trigger', $1::jsonpath, jsonb_build_object('n', $2::text)))
         ORDER BY task_id, version DESC`,
-      [path, isRun ? name.slice(TASK_RUN_SIGNAL_PREFIX.length) : name],
-    );
+      values: [path, isRun ? name.slice(TASK_RUN_SIGNAL_PREFIX.length) : name],
+    });
     return (r.rows as Listener[]).filter((t) => t.enabled && !t.deleted && listensTo(t.definition.trigger, name) && withinBounds(bounds, t.definition.agent_id));
   }
 

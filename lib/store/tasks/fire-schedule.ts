@@ -124,12 +124,11 @@ export class FireScheduleStore {
       return fn({
         rows: r.rows.map(rowOf),
         advance: async (taskId, firedMs, nextFireMs, lastFireMs) => {
-          await c.query(`UPDATE task_fire_schedule SET cursor_ms = GREATEST(cursor_ms, $2), next_fire_ms = $3, last_fire_ms = $4, fires = fires + 1 WHERE task_id = $1`, [
-            taskId,
-            firedMs,
-            nextFireMs,
-            lastFireMs,
-          ]);
+          await c.query({
+            name: 'task-fire-advance',
+            text: `UPDATE task_fire_schedule SET cursor_ms = GREATEST(cursor_ms, $2), next_fire_ms = $3, last_fire_ms = $4, fires = fires + 1 WHERE task_id = $1`,
+            values: [taskId, firedMs, nextFireMs, lastFireMs],
+          });
         },
         giveBack: async (taskId) => {
           await c.query(`UPDATE task_fire_schedule SET returned = true WHERE task_id = $1`, [taskId]);

@@ -12,6 +12,20 @@ import { addBoundsCondition, boundsCondition, Where } from '../where';
 import type { AgentBounds } from '../../domain/agent-bounds';
 import type { TaskListOrder } from '../../domain/list-order';
 
+/** TaskStore.runContext: the newest other run's start (one row, `is_last`), then the memory rows. */
+export const RUN_CONTEXT_SQL = `
+  SELECT true AS is_last, s.started_at AS at, NULL::text AS status, NULL::int AS processed, NULL::int AS error_count, NULL::text AS summary, NULL::boolean AS delivered
+    FROM (SELECT 1) one
+    LEFT JOIN LATERAL (SELECT started_at FROM task_run_log
+                        WHERE task_id = $1 AND status = 'running' AND run_id <> $2 AND started_at IS NOT NULL
+                        ORDER BY id DESC LIMIT 1) s ON true
+  UNION ALL
+  (SELECT false, c.nominal_at, c.status, c.processed, c.error_count, c.summary,
+          EXISTS (SELECT 1 FROM task_deliveries d WHERE d.run_id = c.run_id AND d.ok)
+     FROM task_runs_current c
+    WHERE c.task_id = $1 AND c.run_id <> $2 AND c.status IN ('success', 'failed', 'skipped')
+    ORDER BY c.nominal_at DESC LIMIT $3)`;
+
 export interface TaskRow {
   task_id: string;
   version: number;
@@ -237,12 +251,13 @@ export class TaskStore {
   // ---- the execution log ---------------------------------------------------------------
 
   async recordRun(e: RunLogInput): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO task_run_log (run_id, task_id, status, reason, trigger, nominal_at, started_at, finished_at, lateness_ms, duration_ms,
+    await this.pool.query({
+      name: 'task-run-log-insert',
+      text: `INSERT INTO task_run_log (run_id, task_id, status, reason, trigger, nominal_at, started_at, finished_at, lateness_ms, duration_ms,
                                  attempt, processed, error_count, summary, result, needs_attention)
        VALUES ($1, $2, $3, $4, $5, to_timestamp($6 / 1000.0), to_timestamp($7 / 1000.0), to_timestamp($8 / 1000.0), $9, $10, $11, $12, $13, $14, $15, $16)
        ON CONFLICT (run_id, status, attempt) DO NOTHING`,
-      [
+      values: [
         e.runId,
         e.taskId,
         e.status,
@@ -260,7 +275,7 @@ export class TaskStore {
         e.result === undefined ? null : JSON.stringify(e.result),
         e.needsAttention ?? false,
       ],
-    );
+    });
   }
 
   /**
@@ -315,34 +330,35 @@ export class TaskStore {
     return r.rows;
   }
 
-  /** The last finished runs before `beforeRunId`, newest first: what the agent remembers. */
-  async memory(taskId: string, excludeRunId: string, n: number): Promise<RunMemoryEntry[]> {
-    if (n <= 0) return [];
-    const r = await this.pool.query(
-      `SELECT c.nominal_at, c.status, c.processed, c.error_count, c.summary,
-              EXISTS (SELECT 1 FROM task_deliveries d WHERE d.run_id = c.run_id AND d.ok) AS delivered
-         FROM task_runs_current c
-        WHERE c.task_id = $1 AND c.run_id <> $2 AND c.status IN ('success', 'failed', 'skipped')
-        ORDER BY c.nominal_at DESC LIMIT $3`,
-      [taskId, excludeRunId, n],
-    );
-    return r.rows.map((x) => ({
-      nominal_ms: (x.nominal_at as Date).getTime(),
-      status: x.status,
-      processed: x.processed,
-      error_count: x.error_count,
-      summary: x.summary,
-      delivered: x.delivered,
-    }));
+  /**
+   * What a run wakes up with, in one statement (issue 15: two reads a run were two statements):
+   * the start of the task's newest other run ("time since the last run") and the last `n`
+   * finished runs before this one, newest first (what the agent remembers). Both read through
+   * indexes from the newest end, so a task with a long run log costs what a new one does: the
+   * newest start is the newest `running` row (task_run_log_task_started; every started run
+   * logs one, with its start), not max(started_at) over every row the task ever logged.
+   */
+  async runContext(taskId: string, excludeRunId: string, n: number): Promise<{ lastStartMs?: number; memory: RunMemoryEntry[] }> {
+    const r = await this.pool.query({ name: 'task-run-context', text: RUN_CONTEXT_SQL, values: [taskId, excludeRunId, Math.max(0, n)] });
+    const last = r.rows.find((x) => x.is_last === true);
+    return {
+      ...(last?.at ? { lastStartMs: (last.at as Date).getTime() } : {}),
+      memory: r.rows
+        .filter((x) => x.is_last !== true)
+        .map((x) => ({
+          nominal_ms: (x.at as Date).getTime(),
+          status: x.status,
+          processed: x.processed,
+          error_count: x.error_count,
+          summary: x.summary,
+          delivered: x.delivered,
+        })),
+    };
   }
 
   /** Start of the newest run before this one, for "time since the last run". */
   async lastStartBefore(taskId: string, excludeRunId: string): Promise<number | undefined> {
-    const r = await this.pool.query(
-      `SELECT max(started_at) AS t FROM task_run_log WHERE task_id = $1 AND run_id <> $2 AND started_at IS NOT NULL`,
-      [taskId, excludeRunId],
-    );
-    return r.rows[0]?.t ? (r.rows[0].t as Date).getTime() : undefined;
+    return (await this.runContext(taskId, excludeRunId, 0)).lastStartMs;
   }
 
   /**

@@ -14,13 +14,14 @@ export class OpenRunStore {
 
   /** The task's runs with a start logged and no finish, oldest first. */
   async openRuns(taskId: string): Promise<string[]> {
-    const r = await this.pool.query(
-      `SELECT s.run_id FROM (
+    const r = await this.pool.query({
+      name: 'task-open-runs',
+      text: `SELECT s.run_id FROM (
          SELECT run_id, id FROM task_run_log WHERE task_id = $1 AND status = 'running' ORDER BY id DESC LIMIT ${OPEN_RUNS_WINDOW}) s
         WHERE NOT EXISTS (SELECT 1 FROM task_run_log f WHERE f.run_id = s.run_id AND f.status IN ('success', 'failed', 'skipped'))
         ORDER BY s.id`,
-      [taskId],
-    );
+      values: [taskId],
+    });
     return r.rows.map((x) => x.run_id as string);
   }
 
@@ -32,7 +33,7 @@ export class OpenRunStore {
 
   /** The tasks whose scheduler waits for this run to finish. */
   async wakesFor(runId: string): Promise<string[]> {
-    const r = await this.pool.query(`SELECT task_id FROM task_run_wakes WHERE run_id = $1`, [runId]);
+    const r = await this.pool.query({ name: 'task-run-wakes-for', text: `SELECT task_id FROM task_run_wakes WHERE run_id = $1`, values: [runId] });
     return r.rows.map((x) => x.task_id as string);
   }
 }

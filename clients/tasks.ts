@@ -202,7 +202,7 @@ export class TaskClient {
     try {
       const [open, row] = await Promise.all([this.openRuns.openRuns(taskId), this.fireSchedule.get(taskId)]);
       if (row && row.version === version) {
-        return { taskId, version, enabled: true, deleted: false, cursorMs: row.cursorMs, nextFireMs: row.nextFireMs, running: open, buffered: null, fires: row.fires };
+        return { taskId, version, enabled: true, deleted: false, cursorMs: row.cursorMs, nextFireMs: row.nextFireMs, running: open.map((r) => r.runId), buffered: null, fires: row.fires };
       }
       const state = await this.opts.client
         .withDeadline(Date.now() + LIMITS.schedulerQueryTimeoutMs, () => this.opts.client.workflow.getHandle(schedulerWorkflowId(taskId)).query(schedulerStateQuery))
@@ -213,7 +213,7 @@ export class TaskClient {
       // No scheduler and no row at this version: nothing fires the task (paused, or a change not yet taken in by a scheduler that is being started).
       if (!state) return undefined;
       const shared = row && row.version === state.version && state.enabled && !state.deleted ? { nextFireMs: row.nextFireMs, cursorMs: Math.max(state.cursorMs, row.cursorMs), fires: state.fires + row.fires } : {};
-      return { ...state, ...shared, running: [...new Set([...state.running, ...open])] };
+      return { ...state, ...shared, running: [...new Set([...state.running, ...open.map((r) => r.runId)])] };
     } catch {
       return undefined;
     }
@@ -262,12 +262,13 @@ export class TaskClient {
     }
   }
 
-  /** True when the run's workflow is closed or unknown (terminated, timed out, lost with its history). */
-  async runClosed(runId: string): Promise<boolean> {
+  /** How the run's workflow closed (TERMINATED, TIMED_OUT, …; NOT_FOUND when Temporal has none), undefined while it runs. */
+  async runClosed(runId: string): Promise<string | undefined> {
     try {
-      return (await this.opts.client.workflow.getHandle(runId).describe()).status.name !== 'RUNNING';
+      const status = (await this.opts.client.workflow.getHandle(runId).describe()).status.name;
+      return status === 'RUNNING' ? undefined : status;
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return true;
+      if (err instanceof WorkflowNotFoundError) return 'NOT_FOUND';
       throw err;
     }
   }

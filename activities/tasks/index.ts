@@ -13,6 +13,7 @@ import { LIMITS } from '../../lib/domain/limits';
 import { EventType, type SessionWriter } from '../../lib/domain/sessions';
 import {
   AgentAnswer,
+  LOST_REASON_PREFIX,
   RunContext,
   RunTrigger,
   TaskAction,
@@ -34,7 +35,7 @@ import { isRunDay } from '../../lib/domain/tasks/calendars';
 import { fireTimes } from '../../lib/domain/tasks/schedule';
 import { metrics, observeTaskLateness, secondsSince } from '../../lib/metrics';
 import { TaskStore, type RunLogInput } from '../../lib/store/tasks';
-import { OpenRunStore } from '../../lib/store/tasks/open-runs';
+import { OpenRunStore, type OpenRun } from '../../lib/store/tasks/open-runs';
 import { FireScheduleStore } from '../../lib/store/tasks/fire-schedule';
 import { fireShardOf } from '../../lib/domain/tasks/fire-shards';
 import { logFor } from '../../lib/log';
@@ -187,11 +188,34 @@ export function createTaskActivities(deps: TaskActivityDeps) {
     if (deps.runs) for (const taskId of await open.wakesFor(runId)) await deps.runs.wakeScheduler(taskId, runId);
   }
 
-  /** The task's runs still running by the log; a run whose workflow is gone without a logged finish does not count. */
+  /**
+   * The task's runs still running by the log. A run whose workflow closed without a logged
+   * finish (terminated by an operator, timed out) or that Temporal does not know
+   * taskRunLostAfterMs after its start was logged (the start never reached it) does not count,
+   * and its end is logged here as `failed` with why: it would otherwise show `running` for good
+   * and cost a describe at every fire of its task. A waiting scheduler is woken by it.
+   */
   async function openRuns(taskId: string): Promise<string[]> {
-    const ids = await open.openRuns(taskId);
-    const closed = await Promise.all(ids.map((id) => control().closed(id)));
-    return ids.filter((_, i) => !closed[i]);
+    const runs = await open.openRuns(taskId);
+    const closed = await Promise.all(runs.map((r) => control().closed(r.runId)));
+    const still: string[] = [];
+    for (const [i, run] of runs.entries()) {
+      const status = closed[i];
+      if (status === undefined) still.push(run.runId);
+      // Not known yet may be a start on its way (logged first, then started): only later is it lost.
+      else if (status !== 'NOT_FOUND' || run.loggedAgoMs >= LIMITS.taskRunLostAfterMs) await closeLost(taskId, run, status);
+    }
+    return still;
+  }
+
+  async function closeLost(taskId: string, run: OpenRun, status: string): Promise<void> {
+    const reason =
+      status === 'NOT_FOUND'
+        ? `${LOST_REASON_PREFIX} Temporal has no workflow for this run ${Math.round(run.loggedAgoMs / 1000)} s after its start was logged (the start never reached it, or its history is gone)`
+        : `${LOST_REASON_PREFIX} its workflow closed (${status}) without logging a finish`;
+    if (!(await open.closeLost({ ...run, taskId, reason }))) return;
+    metrics.taskRuns.inc({ status: 'failed', trigger: run.trigger });
+    await wakeWaiting(run.runId);
   }
 
   /** How many of the task's runs are still running by the log, a wake asked for each (the scheduler waits for them: an `at` task completes after its run). */

@@ -17,8 +17,12 @@ export interface RunControl {
   start(r: RunStart): Promise<{ startedMs: number } | undefined>;
   /** Requests cancellation of a run's workflow (overlap cancel_previous); a closed or unknown run is left alone. */
   cancel(runId: string): Promise<void>;
-  /** True when the run's workflow is closed or unknown: a run whose finish was never logged (terminated, lost) no longer counts as running. */
-  closed(runId: string): Promise<boolean>;
+  /**
+   * How the run's workflow closed (its status name: TERMINATED, TIMED_OUT, …; NOT_FOUND when
+   * Temporal has none), undefined while it runs: a run whose finish was never logged
+   * (terminated, lost) no longer counts as running.
+   */
+  closed(runId: string): Promise<string | undefined>;
   /** Signals a task's scheduler that a run it waits for has finished (signal run-finished); a scheduler not running is left alone. */
   wakeScheduler(taskId: string, runId: string): Promise<void>;
   /** Hands a signal event (a run's outcome) to a listening task's scheduler (signal event); a scheduler not running misses it. */

@@ -447,6 +447,12 @@ export const LIMITS = {
    */
   taskFireTimeoutMs: 30_000,
   taskFireRetryMaxMs: 10_000,
+  /**
+   * A run whose start is logged but whose workflow Temporal does not know is taken for lost (its
+   * start never reached Temporal, or its history is gone) only this long after the start was
+   * logged: before, its start may still be on its way (logged first, then started).
+   */
+  taskRunLostAfterMs: 60_000,
   /** How long a first attempt's answer is kept for a re-execution of its local activity: longer than a workflow task's timeout and retry. */
   taskFirstAttemptKeptMs: 60_000,
   /** A run log reason, a delivery detail and a task history reason are cut to this (schema/005's CHECK). */

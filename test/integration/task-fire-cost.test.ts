@@ -98,7 +98,7 @@ test('a fire costs the scheduler nothing (it sleeps on the shared fire schedule)
   expect(listed.every((w) => w.startsWith(`run/${id}/`))).toBe(true);
 });
 
-test('a run over by its log frees the task although its workflow is gone; a workflow terminated before logging its finish does not block it forever', async () => {
+test('a run over by its log frees the task although its workflow is gone; a workflow terminated before logging its finish does not block it forever, and its end is logged as lost', async () => {
   const id = t.uid('lost');
   // A slow agent: the first run is terminated while it runs, so its finish is never logged.
   const url = await fastAgentUrl(60_000);
@@ -110,8 +110,34 @@ test('a run over by its log frees the task although its workflow is gone; a work
   // The next fire time finds the log's run without a live workflow and starts.
   const next = await eventually(async () => (await t.runsOldestFirst(id)).find((r) => r.run_id !== first.run_id && r.status === 'running'), 20_000);
   expect(Date.parse(next.scheduled_at)).toBeGreaterThan(Date.parse(first.scheduled_at));
+  // The fire that found it lost logged its end: it no longer shows running (nor costs a describe at every fire).
+  const lost = (await t.runsOldestFirst(id)).find((r) => r.run_id === first.run_id)!;
+  expect(lost).toMatchObject({ status: 'failed', reason: 'lost: its workflow closed (TERMINATED) without logging a finish' });
+  expect(lost.finished_at).not.toBeNull();
   await t.tk.tasks.delete(id);
   for (const r of (await t.runsOldestFirst(id)).filter((x) => x.status === 'running')) await t.sys.client.workflow.getHandle(r.run_id).terminate('test over').catch(() => undefined);
+});
+
+test('a start logged that never reached Temporal is logged as lost once taskRunLostAfterMs has passed; a younger one (a start maybe on its way) is only not counted', async () => {
+  const id = t.uid('never');
+  const url = await fastAgentUrl();
+  await t.tk.tasks.create({ task_id: id, trigger: { type: 'interval', every_s: 1, mode: 'aligned' }, agent: { type: 'webhook', url, prompt_template: 'go' } });
+  // Two starts in the log with no workflow (a worker that logged them and lost Temporal): one logged long enough ago to be lost, one just now.
+  const log = `INSERT INTO task_run_log (run_id, task_id, status, trigger, nominal_at, started_at, attempt, recorded_at)
+               VALUES ($1, $2, 'running', 'manual', now() - $3::interval, now() - $3::interval, 1, now() - $3::interval)`;
+  const old = `run/${id}/manual-old`;
+  const young = `run/${id}/manual-young`;
+  await t.sys.ownerPool.query(log, [old, id, `${(LIMITS.taskRunLostAfterMs + 60_000) / 1000} seconds`]);
+  await t.sys.ownerPool.query(log, [young, id, '0 seconds']);
+  // Neither holds the task (overlap skip): its fires run, and the first of them found the old one lost.
+  await eventually(async () => ((await t.runsOldestFirst(id)).filter((r) => r.status === 'success').length >= 2 ? true : undefined), 20_000);
+  await t.tk.tasks.delete(id);
+  const runs = await t.runsOldestFirst(id);
+  expect(runs.filter((r) => r.status === 'skipped')).toEqual([]);
+  const lost = runs.find((r) => r.run_id === old)!;
+  expect(lost.status).toBe('failed');
+  expect(lost.reason).toMatch(/^lost: Temporal has no workflow for this run \d+ s after its start was logged \(the start never reached it, or its history is gone\)$/);
+  expect(runs.find((r) => r.run_id === young)!.status).toBe('running');
 });
 
 test('a plain cron task starts no workflow at its create: its row on the shared fire schedule is written with it; its first change starts the scheduler, which takes the row over', async () => {

@@ -225,6 +225,8 @@ export const RUN_STATUSES = ['running', 'retry', 'success', 'failed', 'skipped']
 export type RunStatus = (typeof RUN_STATUSES)[number];
 /** How the log's reason of a run cancelled by a newer one (overlap cancel_previous) begins; such a run is not a failure of the task. */
 export const CANCELLED_REASON_PREFIX = 'cancelled:';
+/** How the log's reason of a run found lost begins: its workflow closed without logging a finish, or never started. */
+export const LOST_REASON_PREFIX = 'lost:';
 /** Why a run exists. */
 export type RunTrigger = 'schedule' | 'manual' | 'misfire' | 'backfill' | 'delay' | 'condition';
 

@@ -5,6 +5,17 @@
  * task_run_wakes (schema/015) holds the schedulers waiting for a run to finish.
  */
 import type { Pool } from 'pg';
+import type { RunTrigger } from '../../domain/tasks';
+
+/** A run with its start logged and no finish. */
+export interface OpenRun {
+  runId: string;
+  trigger: RunTrigger;
+  nominalMs: number;
+  startedMs: number | null;
+  /** How long ago its start was logged, by the database's clock. */
+  loggedAgoMs: number;
+}
 
 /** Newest started runs of a task looked at for open ones: a task has at most taskMaxConcurrency (100) runs at once. */
 const OPEN_RUNS_WINDOW = 200;
@@ -13,16 +24,39 @@ export class OpenRunStore {
   constructor(private readonly pool: Pool) {}
 
   /** The task's runs with a start logged and no finish, oldest first. */
-  async openRuns(taskId: string): Promise<string[]> {
+  async openRuns(taskId: string): Promise<OpenRun[]> {
     const r = await this.pool.query({
       name: 'task-open-runs',
-      text: `SELECT s.run_id FROM (
-         SELECT run_id, id FROM task_run_log WHERE task_id = $1 AND status = 'running' ORDER BY id DESC LIMIT ${OPEN_RUNS_WINDOW}) s
+      text: `SELECT s.run_id, s.trigger, (extract(epoch FROM s.nominal_at) * 1000)::bigint AS nominal_ms, (extract(epoch FROM s.started_at) * 1000)::bigint AS started_ms,
+                    (extract(epoch FROM clock_timestamp() - s.recorded_at) * 1000)::bigint AS logged_ago_ms FROM (
+         SELECT run_id, id, trigger, nominal_at, started_at, recorded_at FROM task_run_log WHERE task_id = $1 AND status = 'running' ORDER BY id DESC LIMIT ${OPEN_RUNS_WINDOW}) s
         WHERE NOT EXISTS (SELECT 1 FROM task_run_log f WHERE f.run_id = s.run_id AND f.status IN ('success', 'failed', 'skipped'))
         ORDER BY s.id`,
       values: [taskId],
     });
-    return r.rows.map((x) => x.run_id as string);
+    return r.rows.map((x) => ({
+      runId: x.run_id as string,
+      trigger: x.trigger as RunTrigger,
+      nominalMs: Number(x.nominal_ms),
+      startedMs: x.started_ms === null ? null : Number(x.started_ms),
+      loggedAgoMs: Number(x.logged_ago_ms),
+    }));
+  }
+
+  /**
+   * Logs a lost run's end (`failed`, with why), unless a finish is logged for it by now (its
+   * workflow logs its finish before it closes, so a close seen after this read is no loss).
+   * True when this call logged it.
+   */
+  async closeLost(run: OpenRun & { taskId: string; reason: string }): Promise<boolean> {
+    const r = await this.pool.query(
+      `INSERT INTO task_run_log (run_id, task_id, status, reason, trigger, nominal_at, started_at, finished_at, attempt)
+       SELECT $1, $2, 'failed', $3, $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), clock_timestamp(), 1
+        WHERE NOT EXISTS (SELECT 1 FROM task_run_log WHERE run_id = $1 AND status IN ('success', 'failed', 'skipped'))
+       ON CONFLICT (run_id, status, attempt) DO NOTHING`,
+      [run.runId, run.taskId, run.reason, run.trigger, run.nominalMs, run.startedMs],
+    );
+    return r.rowCount === 1;
   }
 
   /** Asks to be woken when these runs finish (the task's scheduler reads the wake as signal run-finished). */

@@ -331,7 +331,7 @@ export class TaskStore {
   }
 
   /**
-   * What a run wakes up with, in one statement (issue 15: two reads a run were two statements):
+   * What a run wakes up with, in one statement (it was two before stop 42, issue 15):
    * the start of the task's newest other run ("time since the last run") and the last `n`
    * finished runs before this one, newest first (what the agent remembers). Both read through
    * indexes from the newest end, so a task with a long run log costs what a new one does: the
@@ -352,7 +352,9 @@ export class TaskStore {
           error_count: x.error_count,
           summary: x.summary,
           delivered: x.delivered,
-        })),
+        }))
+        // Newest first: the branch's ORDER BY is not an order of the UNION's rows.
+        .sort((a, b) => b.nominal_ms - a.nominal_ms),
     };
   }
 

@@ -213,7 +213,8 @@ export function createTaskActivities(deps: TaskActivityDeps) {
       status === 'NOT_FOUND'
         ? `${LOST_REASON_PREFIX} Temporal has no workflow for this run ${Math.round(run.loggedAgoMs / 1000)} s after its start was logged (the start never reached it, or its history is gone)`
         : `${LOST_REASON_PREFIX} its workflow closed (${status}) without logging a finish`;
-    if (!(await open.closeLost({ ...run, taskId, reason }))) return;
+    const logged = await store.recordFinishIfOpen({ runId: run.runId, taskId, status: 'failed', trigger: run.trigger, nominalMs: run.nominalMs, startedMs: run.startedMs ?? undefined, finishedMs: Date.now(), attempt: 1, reason });
+    if (!logged) return;
     metrics.taskRuns.inc({ status: 'failed', trigger: run.trigger });
     await wakeWaiting(run.runId);
   }

@@ -114,6 +114,9 @@ test('a run over by its log frees the task although its workflow is gone; a work
   const lost = (await t.runsOldestFirst(id)).find((r) => r.run_id === first.run_id)!;
   expect(lost).toMatchObject({ status: 'failed', reason: 'lost: its workflow closed (TERMINATED) without logging a finish' });
   expect(lost.finished_at).not.toBeNull();
+  // Logged like any run's end: its lateness and duration from its start.
+  expect(lost.lateness_ms).not.toBeNull();
+  expect(lost.duration_ms).not.toBeNull();
   await t.tk.tasks.delete(id);
   for (const r of (await t.runsOldestFirst(id)).filter((x) => x.status === 'running')) await t.sys.client.workflow.getHandle(r.run_id).terminate('test over').catch(() => undefined);
 });

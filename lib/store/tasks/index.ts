@@ -26,6 +26,29 @@ export const RUN_CONTEXT_SQL = `
     WHERE c.task_id = $1 AND c.run_id <> $2 AND c.status IN ('success', 'failed', 'skipped')
     ORDER BY c.nominal_at DESC LIMIT $3)`;
 
+/** An execution-log row: its columns, their values' placeholders ($6-$8 are ms since the epoch) and the values (runLogValues). */
+const RUN_LOG_INSERT = `INSERT INTO task_run_log (run_id, task_id, status, reason, trigger, nominal_at, started_at, finished_at, lateness_ms, duration_ms,
+                                  attempt, processed, error_count, summary, result, needs_attention)`;
+const RUN_LOG_ROW = `$1, $2, $3, $4, $5, to_timestamp($6 / 1000.0), to_timestamp($7 / 1000.0), to_timestamp($8 / 1000.0), $9, $10, $11, $12, $13, $14, $15, $16`;
+const runLogValues = (e: RunLogInput): unknown[] => [
+  e.runId,
+  e.taskId,
+  e.status,
+  e.reason ?? null,
+  e.trigger,
+  e.nominalMs,
+  e.startedMs ?? null,
+  e.finishedMs ?? null,
+  e.startedMs !== undefined ? e.startedMs - e.nominalMs : null,
+  e.startedMs !== undefined && e.finishedMs !== undefined ? e.finishedMs - e.startedMs : null,
+  e.attempt,
+  e.processed ?? null,
+  e.errorCount ?? null,
+  e.summary ?? null,
+  e.result === undefined ? null : JSON.stringify(e.result),
+  e.needsAttention ?? false,
+];
+
 export interface TaskRow {
   task_id: string;
   version: number;
@@ -251,31 +274,22 @@ export class TaskStore {
   // ---- the execution log ---------------------------------------------------------------
 
   async recordRun(e: RunLogInput): Promise<void> {
-    await this.pool.query({
-      name: 'task-run-log-insert',
-      text: `INSERT INTO task_run_log (run_id, task_id, status, reason, trigger, nominal_at, started_at, finished_at, lateness_ms, duration_ms,
-                                 attempt, processed, error_count, summary, result, needs_attention)
-       VALUES ($1, $2, $3, $4, $5, to_timestamp($6 / 1000.0), to_timestamp($7 / 1000.0), to_timestamp($8 / 1000.0), $9, $10, $11, $12, $13, $14, $15, $16)
+    await this.pool.query({ name: 'task-run-log-insert', text: `${RUN_LOG_INSERT} VALUES (${RUN_LOG_ROW}) ON CONFLICT (run_id, status, attempt) DO NOTHING`, values: runLogValues(e) });
+  }
+
+  /**
+   * A run's final row, unless a final row is logged for it by now (a lost run's end: its
+   * workflow logs its finish before it closes, so a close seen after the open-runs read is no
+   * loss). True when this call logged it.
+   */
+  async recordFinishIfOpen(e: RunLogInput): Promise<boolean> {
+    const r = await this.pool.query(
+      `${RUN_LOG_INSERT} SELECT ${RUN_LOG_ROW}
+        WHERE NOT EXISTS (SELECT 1 FROM task_run_log WHERE run_id = $1 AND status IN ('success', 'failed', 'skipped'))
        ON CONFLICT (run_id, status, attempt) DO NOTHING`,
-      values: [
-        e.runId,
-        e.taskId,
-        e.status,
-        e.reason ?? null,
-        e.trigger,
-        e.nominalMs,
-        e.startedMs ?? null,
-        e.finishedMs ?? null,
-        e.startedMs !== undefined ? e.startedMs - e.nominalMs : null,
-        e.startedMs !== undefined && e.finishedMs !== undefined ? e.finishedMs - e.startedMs : null,
-        e.attempt,
-        e.processed ?? null,
-        e.errorCount ?? null,
-        e.summary ?? null,
-        e.result === undefined ? null : JSON.stringify(e.result),
-        e.needsAttention ?? false,
-      ],
-    });
+      runLogValues(e),
+    );
+    return r.rowCount === 1;
   }
 
   /**

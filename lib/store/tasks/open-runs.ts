@@ -43,22 +43,6 @@ export class OpenRunStore {
     }));
   }
 
-  /**
-   * Logs a lost run's end (`failed`, with why), unless a finish is logged for it by now (its
-   * workflow logs its finish before it closes, so a close seen after this read is no loss).
-   * True when this call logged it.
-   */
-  async closeLost(run: OpenRun & { taskId: string; reason: string }): Promise<boolean> {
-    const r = await this.pool.query(
-      `INSERT INTO task_run_log (run_id, task_id, status, reason, trigger, nominal_at, started_at, finished_at, attempt)
-       SELECT $1, $2, 'failed', $3, $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), clock_timestamp(), 1
-        WHERE NOT EXISTS (SELECT 1 FROM task_run_log WHERE run_id = $1 AND status IN ('success', 'failed', 'skipped'))
-       ON CONFLICT (run_id, status, attempt) DO NOTHING`,
-      [run.runId, run.taskId, run.reason, run.trigger, run.nominalMs, run.startedMs],
-    );
-    return r.rowCount === 1;
-  }
-
   /** Asks to be woken when these runs finish (the task's scheduler reads the wake as signal run-finished). */
   async addWakes(taskId: string, runIds: string[]): Promise<void> {
     if (runIds.length === 0) return;

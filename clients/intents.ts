@@ -46,7 +46,7 @@ import { databaseInstanceReader } from '../lib/store/instance';
 import { IntentStore, follows, intentAfter, keyAfter, type IntentKey, type IntentRow } from '../lib/store/intents';
 import { canonicalize } from '../lib/domain/canonical-json';
 import { SessionStore } from '../lib/store/sessions';
-import { intentWorkflow } from '../workflows/intents/workflow';
+import { INTENT_PATCHES, intentWorkflow } from '../workflows/intents/workflow';
 import { IntentState, createdUpdate, stateQuery, transitionUpdate } from '../workflows/intents/messages';
 import { domainErrorOf, isAlreadyStarted, isDeadline, workflowGone } from './failures';
 
@@ -61,6 +61,8 @@ export interface IntentClientOptions {
   domainTtls: Record<string, number>;
   /** Fixed into each intent's workflow: how long it stays open while blocked without a retry. */
   retentionS: number;
+  /** Fixed into each intent's run: whether it keeps the `IntentStatus` search attribute current (Config.intentStatusSearchAttribute). */
+  statusSearchAttribute?: boolean;
 }
 
 export interface CreateIntentInput {
@@ -118,7 +120,7 @@ export class IntentClient {
   static fromConfig(
     client: Client,
     pool: Pool,
-    config: Pick<Config, 'taskQueue' | 'writeTimeoutMs' | 'intentDefaultTtlS' | 'intentDomainTtls' | 'intentRetentionS'>,
+    config: Pick<Config, 'taskQueue' | 'writeTimeoutMs' | 'intentDefaultTtlS' | 'intentDomainTtls' | 'intentRetentionS' | 'intentStatusSearchAttribute'>,
   ): IntentClient {
     return new IntentClient({
       client,
@@ -128,10 +130,15 @@ export class IntentClient {
       defaultTtlS: config.intentDefaultTtlS,
       domainTtls: config.intentDomainTtls,
       retentionS: config.intentRetentionS,
+      statusSearchAttribute: config.intentStatusSearchAttribute,
     });
   }
 
+  /** Whether the runs this client starts keep IntentStatus current (off unless configured). */
+  private readonly statusSearchAttribute: boolean;
+
   constructor(private readonly opts: IntentClientOptions) {
+    this.statusSearchAttribute = opts.statusSearchAttribute ?? false;
     this.store = new IntentStore(opts.pool);
     this.sessions = new SessionStore(opts.pool);
     this.databaseInstance = databaseInstanceReader(opts.pool);
@@ -210,7 +217,7 @@ export class IntentClient {
       if (holder) throw intentErrors.duplicate(input.dedupeKey, holder);
     }
     if (input.sessionId && !(await beforeSending(this.sessions.getTimeline(input.sessionId)))) throw sessionErrors.notFound(input.sessionId);
-    const settings: IntentSettings = { header, create: req, retentionS: this.opts.retentionS, databaseInstance: await beforeSending(this.databaseInstance()) };
+    const settings: IntentSettings = { header, create: req, retentionS: this.opts.retentionS, databaseInstance: await beforeSending(this.databaseInstance()), statusSearchAttribute: this.statusSearchAttribute, patches: INTENT_PATCHES };
     const start = new WithStartWorkflowOperation(intentWorkflow, {
       workflowId: intentWorkflowId(input.eventId),
       taskQueue: this.opts.taskQueue,
@@ -219,7 +226,7 @@ export class IntentClient {
       // An event id names one intent forever (the store check above); only a run that failed before storing its first transition may start again.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       workflowTaskTimeout: LIMITS.workflowTaskTimeoutMs,
-      typedSearchAttributes: searchAttributes(header, req.to),
+      typedSearchAttributes: searchAttributes(header, this.statusSearchAttribute ? req.to : undefined),
     });
     let t: StoredTransition;
     try {
@@ -255,12 +262,11 @@ export class IntentClient {
     const req = this.requestOf(transitionId, input);
     const problem = transitionRequestProblem(req);
     if (problem) throw problem;
-    const [before, mine, head] = await beforeSending(
-      Promise.all([this.store.get(eventId), keyed ? this.store.transitionById(transitionId) : undefined, this.store.transitionAt(eventId, 'head')]),
-    );
-    if (!before) throw intentErrors.notFound(eventId);
+    const [stored, mine] = await beforeSending(Promise.all([this.store.getWithHead(eventId), keyed ? this.store.transitionById(transitionId) : undefined]));
+    if (!stored) throw intentErrors.notFound(eventId);
+    const { intent: before, head } = stored;
     if (mine) return { transition: sameTransition(mine, eventId, req), intent: before, deduplicated: true };
-    if (head && isRepeatOf(head, req)) return { transition: head, intent: before, deduplicated: true };
+    if (isRepeatOf(head, req)) return { transition: head, intent: before, deduplicated: true };
     const sent = await this.sendTransition(eventId, req);
     const t = sameTransition(sent.transition, eventId, req);
     // Another transition between the read and this one (a concurrent PATCH): read it back once, best
@@ -280,12 +286,11 @@ export class IntentClient {
     }
     // No run took it. An earlier attempt of this request may have been stored meanwhile by a run
     // that has since closed (done): that is the answer, not a 409.
-    const [row, mine, head] = await beforeSending(
-      Promise.all([this.store.get(eventId), this.store.transitionById(req.transitionId), this.store.transitionAt(eventId, 'head')]),
-    );
-    if (!row) throw intentErrors.notFound(eventId);
+    const [stored, mine] = await beforeSending(Promise.all([this.store.getWithHead(eventId), this.store.transitionById(req.transitionId)]));
+    if (!stored) throw intentErrors.notFound(eventId);
+    const { intent: row, head } = stored;
     if (mine) return { transition: mine, deduplicated: true };
-    if (head && isRepeatOf(head, req)) return { transition: head, deduplicated: true };
+    if (isRepeatOf(head, req)) return { transition: head, deduplicated: true };
     const illegal = transitionProblem(eventId, row.status, req.to);
     if (illegal) throw illegal;
     try {
@@ -415,7 +420,7 @@ export class IntentClient {
       ttl_s: row.ttl_s,
       ...(row.agent_id ? { agent_id: row.agent_id } : {}),
     };
-    const settings: IntentSettings = { header, retentionS: this.opts.retentionS, databaseInstance: await this.databaseInstance() };
+    const settings: IntentSettings = { header, retentionS: this.opts.retentionS, databaseInstance: await this.databaseInstance(), statusSearchAttribute: this.statusSearchAttribute, patches: INTENT_PATCHES };
     return {
       workflowId: intentWorkflowId(row.event_id),
       taskQueue: this.opts.taskQueue,
@@ -435,7 +440,7 @@ export class IntentClient {
       // The intent outlives its workflow runs: a closed run may be followed by a new one.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       workflowTaskTimeout: LIMITS.workflowTaskTimeoutMs,
-      typedSearchAttributes: searchAttributes(header, row.status),
+      typedSearchAttributes: searchAttributes(header, this.statusSearchAttribute ? row.status : undefined),
     };
   }
 
@@ -528,11 +533,12 @@ function oldestUnansweredUpdateMs(history: temporal.api.history.v1.IHistory): nu
   return open.size ? Math.min(...open.values()) : undefined;
 }
 
-function searchAttributes(h: IntentHeader, status: IntentStatus): TypedSearchAttributes {
+/** IntentId and Domain; IntentStatus only when the run keeps it current (a value set once would go stale). */
+function searchAttributes(h: IntentHeader, status: IntentStatus | undefined): TypedSearchAttributes {
   return new TypedSearchAttributes([
     { key: IntentIdKey, value: h.event_id },
     { key: DomainKey, value: h.domain },
-    { key: IntentStatusKey, value: status },
+    ...(status === undefined ? [] : [{ key: IntentStatusKey, value: status }]),
   ]);
 }
 

@@ -101,6 +101,7 @@ const EnvSchema = z.object({
   }),
   INTENT_WAKE_URL: optional.pipe(z.url({ error: 'INTENT_WAKE_URL must be an http(s) URL', protocol: /^https?$/ }).optional()),
   INTENT_WAKE_TOKEN: optional,
+  INTENT_STATUS_SEARCH_ATTRIBUTE: optional.pipe(z.enum(['true', 'false', '1', '0'], { error: 'INTENT_STATUS_SEARCH_ATTRIBUTE must be true or false' }).optional()),
   DB_READ_ONLY: optional.pipe(z.enum(['true', 'false', '1', '0'], { error: 'DB_READ_ONLY must be true or false' }).optional()),
   WORKSPACE_PATH: optional,
   STATE_MD_PATH: optional,
@@ -205,6 +206,12 @@ export interface Config {
   intentDomainTtls: Record<string, number>;
   /** See TUNABLE.intentRetentionS. */
   intentRetentionS: number;
+  /**
+   * INTENT_STATUS_SEARCH_ATTRIBUTE=true: intent workflows keep the `IntentStatus` search attribute
+   * current on every transition (one more history event and visibility write per transition,
+   * docs/operations.md); default false: `IntentId` and `Domain` only. Fixed per intent when its run starts.
+   */
+  intentStatusSearchAttribute: boolean;
   /** OpenClaw's POST /hooks/wake (or anything taking {"text","mode":"now"}); undefined: no wake calls. */
   intentWakeUrl: string | undefined;
   /** Sent as `Authorization: Bearer <token>` with every wake; never written to workflow histories. */
@@ -379,6 +386,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     intentDefaultTtlS: e[TUNABLE.intentDefaultTtlS.env],
     intentDomainTtls: e.INTENT_DOMAIN_TTLS,
     intentRetentionS: e[TUNABLE.intentRetentionS.env],
+    intentStatusSearchAttribute: e.INTENT_STATUS_SEARCH_ATTRIBUTE === 'true' || e.INTENT_STATUS_SEARCH_ATTRIBUTE === '1',
     intentWakeUrl: e.INTENT_WAKE_URL,
     intentWakeToken: e.INTENT_WAKE_TOKEN,
     readOnly: e.DB_READ_ONLY === 'true' || e.DB_READ_ONLY === '1',

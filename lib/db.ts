@@ -81,6 +81,17 @@ export async function inTransaction<T>(
 }
 
 /**
+ * A write on a chain head the writer did not look up (SessionStore.writeOnHead,
+ * IntentStore.writeOnHead) that the table refused because the head, an id or an idempotency
+ * key was not what the writer assumed: the guard trigger's check_violation or a unique
+ * index's unique_violation. The write must be decided again with the lookup.
+ */
+export function isLookupNeeded(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === '23514';
+}
+
+/**
  * PostgreSQL refused a value of the request itself (untranslatable_character 22P05: U+0000 in
  * jsonb; character_not_in_repertoire 22021: bytes that are not UTF-8): no retry can store it.
  */

@@ -71,6 +71,13 @@ export const metrics = {
     labelNames: ['to', 'actor'] as const,
     ...r,
   }),
+  intentWrites: new Counter({
+    name: 'timekeeper_intent_writes_total',
+    help:
+      "Transitions the intent writer decided, by path: on_head (on the intent workflow's chain head, no lookup) or lookup, and why it looked up (create, no_head: a workflow from before the head was handed over, refusal: the head alone would refuse it, conflict: the table refused the head or the transition id)",
+    labelNames: ['path', 'reason'] as const,
+    ...r,
+  }),
   intentExpiries: new Counter({ name: 'timekeeper_intent_expiries_total', help: 'Intents moved to blocked by their time-to-live', ...r }),
 
   // ---- OpenTelemetry export (activities/otel/index.ts) ----------------------------------------

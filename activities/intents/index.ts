@@ -20,6 +20,7 @@ import {
   intentErrors,
   transitionProblem,
   transitionRequestProblem,
+  type IntentHead,
   type IntentHeader,
   type JsonObject,
   type StoredTransition,
@@ -33,7 +34,8 @@ import { logFor } from '../../lib/log';
 import { metrics } from '../../lib/metrics';
 import { failureFromDatabase } from '../../lib/platform/database-errors';
 import { databaseInstanceReader } from '../../lib/store/instance';
-import { IntentStore } from '../../lib/store/intents';
+import { IntentStore, type IntentWriteState, type IntentWriteTx } from '../../lib/store/intents';
+import { isLookupNeeded } from '../../lib/db';
 
 export interface RecordTransitionInput {
   eventId: string;
@@ -44,6 +46,11 @@ export interface RecordTransitionInput {
   create?: IntentHeader;
   transition: TransitionRequest;
   actor: Actor;
+  /**
+   * The chain head the intent workflow holds (absent for a create, and from workflow code
+   * before it was handed over): the transition is written on it without the lookup.
+   */
+  head?: IntentHead;
 }
 
 export type TransitionOutcome = { ok: true; transition: StoredTransition; deduplicated: boolean } | { ok: false; error: ErrorDetail };
@@ -68,6 +75,9 @@ export interface IntentActivityDeps {
 }
 
 const refused = (e: DomainError): TransitionOutcome => ({ ok: false, error: e.toDetail() });
+
+/** Thrown inside an on-head write the head alone would refuse: rolled back, then decided again with the lookup. */
+const NEEDS_LOOKUP = new Error('the transition needs the lookup');
 
 /** `$.content.intent.tags[1]` (where canonical JSON failed) → `tags.1`, the request field it came from. */
 export function requestFieldOf(canonicalPath: string): string {
@@ -120,50 +130,84 @@ export function createIntentActivities(deps: IntentActivityDeps) {
     }
   }
 
-  function write(input: RecordTransitionInput): Promise<TransitionOutcome> {
-    const { eventId, transition: req } = input;
+  /**
+   * Most transitions are written on the chain head the intent workflow hands over, without the
+   * lookup: the guard trigger and the transition id's unique index refuse anything the lookup
+   * would have found (an earlier attempt of this request, a head another run moved), and such a
+   * transition is then decided again with it. Creates, transitions from workflow code older
+   * than the handed head, and transitions the head alone would refuse look up first.
+   */
+  async function write(input: RecordTransitionInput): Promise<TransitionOutcome> {
+    const { transition: req } = input;
     // Checked again here, below every gate: a caller that skipped them gets a refusal, never a retry loop.
     const unstorable = transitionRequestProblem(req) ?? (input.create ? headerProblem(input.create) : null);
-    if (unstorable) return Promise.resolve(refused(unstorable));
+    if (unstorable) return refused(unstorable);
+    const head = input.create ? undefined : input.head;
+    if (!head) {
+      metrics.intentWrites.inc({ path: 'lookup', reason: input.create ? 'create' : 'no_head' });
+      return writeWithLookup(input);
+    }
+    try {
+      const out = await store.writeOnHead(input.eventId, async (tx, nowMs) => {
+        const o = decide(tx, input, { head, nowMs, prior: undefined, headerExists: true, dedupeHolders: [] });
+        if (!o.ok) throw NEEDS_LOOKUP;
+        return o;
+      });
+      metrics.intentWrites.inc({ path: 'on_head', reason: '' });
+      return out;
+    } catch (err) {
+      if (err !== NEEDS_LOOKUP && !isLookupNeeded(err)) throw err;
+      metrics.intentWrites.inc({ path: 'lookup', reason: err === NEEDS_LOOKUP ? 'refusal' : 'conflict' });
+      return writeWithLookup(input);
+    }
+  }
+
+  function writeWithLookup(input: RecordTransitionInput): Promise<TransitionOutcome> {
+    const { eventId, transition: req } = input;
     const key = input.create?.dedupe_key;
-    return store.write({ eventId, transitionId: req.transitionId, dedupeKey: key }, async (tx, { prior, head, nowMs, headerExists, dedupeHolders }) => {
-      // An earlier attempt of this very request (activity retry, or a client retry through a new run).
-      if (prior) {
-        return prior.event_id === eventId
-          ? { ok: true, transition: prior, deduplicated: true }
-          : refused(DomainError.validation('transition_id', 'already used by another intent'));
-      }
-      if (input.create) {
-        if (head || headerExists) return refused(intentErrors.exists(eventId));
-        if (key && dedupeHolders[0]) return refused(intentErrors.duplicate(key, dedupeHolders[0]));
-      } else {
-        if (!head) return refused(intentErrors.notFound(eventId));
-        // Checked against the stored state, whatever the caller believed it to be.
-        const problem = transitionProblem(eventId, head.status, req.to);
-        if (problem) return refused(problem);
-      }
-      const content: TransitionContent = {
-        from: head?.status ?? null,
-        to: req.to,
-        note: req.note ?? null,
-        data: req.data,
-        actor: input.actor,
-        ...(input.create ? { intent: headerContent(input.create) } : {}),
-      };
-      const unhashed = {
-        event_id: eventId,
-        seq: head ? head.seq + 1 : 1,
-        transition_id: req.transitionId,
-        ts: head ? Math.max(nowMs, head.ts) : nowMs,
-        content,
-        prev_hash: head ? head.hash : null,
-      };
-      const t: StoredTransition = { ...unhashed, hash: computeTransitionHash(unhashed) };
-      // The intents row (created_ts = the first transition's ts) goes in with its first transition.
-      if (input.create) tx.insertCreated(input.create, t, input);
-      else tx.insertTransition(t, input);
-      return { ok: true, transition: t, deduplicated: false };
-    });
+    return store.write({ eventId, transitionId: req.transitionId, dedupeKey: key }, async (tx, state) => decide(tx, input, state));
+  }
+
+  /** What the requested transition becomes on this state: a new chained row (inserted with COMMIT), the answer to a retry, or a refusal. */
+  function decide(tx: IntentWriteTx, input: RecordTransitionInput, { prior, head, nowMs, headerExists, dedupeHolders }: IntentWriteState): TransitionOutcome {
+    const { eventId, transition: req } = input;
+    const key = input.create?.dedupe_key;
+    // An earlier attempt of this very request (activity retry, or a client retry through a new run).
+    if (prior) {
+      return prior.event_id === eventId
+        ? { ok: true, transition: prior, deduplicated: true }
+        : refused(DomainError.validation('transition_id', 'already used by another intent'));
+    }
+    if (input.create) {
+      if (head || headerExists) return refused(intentErrors.exists(eventId));
+      if (key && dedupeHolders[0]) return refused(intentErrors.duplicate(key, dedupeHolders[0]));
+    } else {
+      if (!head) return refused(intentErrors.notFound(eventId));
+      // Checked against the stored state, whatever the caller believed it to be.
+      const problem = transitionProblem(eventId, head.status, req.to);
+      if (problem) return refused(problem);
+    }
+    const content: TransitionContent = {
+      from: head?.status ?? null,
+      to: req.to,
+      note: req.note ?? null,
+      data: req.data,
+      actor: input.actor,
+      ...(input.create ? { intent: headerContent(input.create) } : {}),
+    };
+    const unhashed = {
+      event_id: eventId,
+      seq: head ? head.seq + 1 : 1,
+      transition_id: req.transitionId,
+      ts: head ? Math.max(nowMs, head.ts) : nowMs,
+      content,
+      prev_hash: head ? head.hash : null,
+    };
+    const t: StoredTransition = { ...unhashed, hash: computeTransitionHash(unhashed) };
+    // The intents row (created_ts = the first transition's ts) goes in with its first transition.
+    if (input.create) tx.insertCreated(input.create, t, input);
+    else tx.insertTransition(t, input);
+    return { ok: true, transition: t, deduplicated: false };
   }
 
   /** INTENT_TRANSITION in the session's chain, with the transition id as its event id (a retry is answered, not doubled). */

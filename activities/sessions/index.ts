@@ -25,7 +25,8 @@ import { failureFromDatabase } from '../../lib/platform/database-errors';
 import { logFor } from '../../lib/log';
 import { metrics, secondsSince } from '../../lib/metrics';
 import { databaseInstanceReader } from '../../lib/store/instance';
-import { SessionStore, SessionWriteTx, isLookupNeeded, type WriteHead } from '../../lib/store/sessions';
+import { SessionStore, SessionWriteTx, type WriteHead } from '../../lib/store/sessions';
+import { isLookupNeeded } from '../../lib/db';
 import { TUNABLE } from '../../lib/domain/limits';
 
 /** Present on the batch that writes SESSION_CREATE: the timeline's own row. */

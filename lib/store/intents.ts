@@ -53,9 +53,10 @@ export interface IntentRow extends IntentHeader {
 const intentSelect = (from = 'intents i') => `
   SELECT i.event_id, i.domain, i.action, i.tags, i.session_id, i.dedupe_key, i.ttl_s, i.created_ts, i.workflow_id, i.agent_id,
          h.status, h.ts AS updated_ts, h.seq AS head_seq, h.hash AS head_hash, h.content AS head_content,
+         h.transition_id AS head_transition_id, h.prev_hash AS head_prev_hash,
          f.content AS first_content, l.lifecycle
     FROM ${from}
-    JOIN LATERAL (SELECT seq, hash, ts, status, content FROM intent_transitions t
+    JOIN LATERAL (SELECT seq, hash, ts, status, content, transition_id, prev_hash FROM intent_transitions t
                    WHERE t.event_id = i.event_id ORDER BY seq DESC LIMIT 1) h ON true
     JOIN LATERAL (SELECT content FROM intent_transitions t WHERE t.event_id = i.event_id AND t.seq = 1) f ON true
     JOIN LATERAL (SELECT array_agg(status ORDER BY seq) AS lifecycle FROM intent_transitions t
@@ -85,6 +86,19 @@ function rowToIntent(r: Record<string, unknown>): IntentRow {
     last_data: head.data,
     lifecycle: r.lifecycle as IntentStatus[],
   };
+}
+
+/** The head transition, as transitionAt(…, 'head') reads it, from the same row of intentSelect. */
+function headOfRow(r: Record<string, unknown>): StoredTransition {
+  return rowToTransition({
+    event_id: r.event_id,
+    seq: r.head_seq,
+    transition_id: r.head_transition_id,
+    ts: r.updated_ts,
+    content: r.head_content,
+    prev_hash: r.head_prev_hash,
+    hash: r.head_hash,
+  });
 }
 
 /**
@@ -215,6 +229,9 @@ export interface IntentLookup {
   dedupeKey?: string | null;
 }
 
+/** The database clock in ms: transitions are stamped with it, whichever worker writes them. */
+const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
 /**
  * The locks and the lookups, as literal statements sent with BEGIN. Each statement of a
  * simple-protocol string takes its own snapshot (READ COMMITTED), so the reads after the lock
@@ -227,7 +244,7 @@ function lookupSql(db: PoolClient, l: IntentLookup): string {
   return [
     ...(l.dedupeKey ? [lit.xactLock(`intent-dedupe:${l.dedupeKey}`)] : []),
     lit.xactLock(`intent:${l.eventId}`),
-    `SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now, h.seq, h.hash, h.ts, h.status,
+    `SELECT ${NOW_MS} AS now, h.seq, h.hash, h.ts, h.status,
             EXISTS (SELECT 1 FROM intents WHERE event_id = ${id}) AS header_exists,
             to_jsonb(p) AS prior
        FROM (SELECT 1) one
@@ -298,14 +315,35 @@ export class IntentStore {
     );
   }
 
+  /**
+   * Runs `fn` in one transaction holding the intent's lock, on a chain head the caller already
+   * knows (the intent workflow's), without looking anything up: the first round trip is BEGIN,
+   * the lock and the database clock only (the lookup is half the database's CPU of a write, as
+   * for sessions: docs/operations.md). The table stands in for it: a head that is not the stored
+   * one fails the guard trigger, a transition id stored before fails its unique index, and the
+   * transaction rolls back (`isLookupNeeded`).
+   */
+  writeOnHead<T>(eventId: string, fn: (tx: IntentWriteTx, nowMs: number) => Promise<T>): Promise<T> {
+    return inTransaction(
+      this.pool,
+      (db, ctx) => fn(new IntentWriteTx(db, ctx), Number(ctx.opened[0].rows[0].now)),
+      (db) => `${literals(db).xactLock(`intent:${eventId}`)}, ${NOW_MS} AS now`,
+    );
+  }
+
   /** Inserts in one transaction without the writer's locks and lookups: the bench's seeding of rows no workflow owns. */
   seed<T>(fn: (tx: IntentWriteTx) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, (db, ctx) => fn(new IntentWriteTx(db, ctx)));
   }
 
   async get(eventId: string): Promise<IntentRow | null> {
+    return (await this.getWithHead(eventId))?.intent ?? null;
+  }
+
+  /** The intent and its head transition, in one read (a PATCH checks both before it sends). */
+  async getWithHead(eventId: string): Promise<{ intent: IntentRow; head: StoredTransition } | null> {
     const { rows } = await this.pool.query(`${INTENT_SELECT} WHERE i.event_id = $1`, [eventId]);
-    return rows[0] ? rowToIntent(rows[0]) : null;
+    return rows[0] ? { intent: rowToIntent(rows[0]), head: headOfRow(rows[0]) } : null;
   }
 
   /** Whether an intent with this event id is stored (one index probe; get() reads its whole state). */

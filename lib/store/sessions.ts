@@ -145,17 +145,6 @@ export class SessionWriteTx {
 /** The database clock in ms: events are stamped with it, whichever worker writes them. */
 const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
-/**
- * A write on a head the writer did not look up (`writeOnHead`) that the table refused because
- * the head, an event id or an idempotency key was not what the writer assumed: the guard
- * trigger's check_violation or a unique index's unique_violation. The batch must be decided
- * again with the lookup.
- */
-export function isLookupNeeded(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === '23505' || code === '23514';
-}
-
 /** What the writer looks up before deciding a batch: stored events by these ids (any session) or by this session's keys. */
 export interface KnownLookup {
   eventIds: string[];

@@ -124,6 +124,10 @@ test('an append, an intent transition and a task run move their series', async (
   // Intents: two transitions by the agent; the gauge counts the intent as in progress now.
   expect(delta('timekeeper_intent_transitions_total', { to: 'requested', actor: 'agent' })).toBe(1);
   expect(delta('timekeeper_intent_transitions_total', { to: 'in-progress', actor: 'agent' })).toBe(1);
+  // The create looked up; the transition was written on the intent workflow's chain head.
+  expect(delta('timekeeper_intent_writes_total', { path: 'lookup', reason: 'create' })).toBe(1);
+  expect(delta('timekeeper_intent_writes_total', { path: 'on_head' })).toBe(1);
+  expect(delta('timekeeper_intent_writes_total', { path: 'lookup', reason: 'conflict' })).toBe(0);
   expect(delta('timekeeper_intents', { status: 'in-progress' })).toBe(1);
   // The task run: running then success, its lateness observed once, its delivery ok.
   expect(delta('timekeeper_task_runs_total', { status: 'running', trigger: 'manual' })).toBe(1);

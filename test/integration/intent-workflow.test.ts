@@ -14,6 +14,7 @@ import type { CreateIntentBody } from '../../sdk/intents/helpers';
 import { IntentClient } from '../../clients/intents';
 import { databaseInstanceReader } from '../../lib/store/instance';
 import { IntentStore } from '../../lib/store/intents';
+import { DomainKey, IntentIdKey, IntentStatusKey } from '../../lib/domain/platform/search-attributes';
 import { intentWorkflow } from '../../workflows/intents/workflow';
 import { refusal, startTestSystem, TestSystem, uid, eventually, type WaitOptions } from '../support';
 
@@ -118,7 +119,8 @@ test('one timer per deadline: requested → in-progress keeps the expiry timer; 
   expect((await get(id)).workflow.next).toEqual(first);
   expect((await patch(id, { status: 'done', data: { ok: true } })).status).toBe(200);
   await sys.client.workflow.getHandle(`intent/${id}`).result();
-  expect(await events(id)).toEqual({ started: 1, cancelled: 0, patches: 1 });
+  // The patch comes in the run's settings (IntentSettings.patches): no core_patch marker either.
+  expect(await events(id)).toEqual({ started: 1, cancelled: 0, patches: 0 });
 
   // Each move to another deadline: expire → close (blocked) → expire again (requested) → none (done).
   const moved = uid('MOVED');
@@ -130,7 +132,7 @@ test('one timer per deadline: requested → in-progress keeps the expiry timer; 
   expect((await get(moved)).workflow.next).toMatchObject({ action: 'expire' });
   await patch(moved, { status: 'done' });
   await sys.client.workflow.getHandle(`intent/${moved}`).result();
-  expect(await events(moved)).toEqual({ started: 3, cancelled: 2, patches: 1 });
+  expect(await events(moved)).toEqual({ started: 3, cancelled: 2, patches: 0 });
 });
 
 test('per-domain TTLs from configuration apply when the create gives none; in-progress expires too', async () => {
@@ -380,4 +382,29 @@ test('a run started from a stale head (the intent moved on meanwhile) ends as st
     { seq: 2, status: 'done' },
   ]);
   expect((await sys.tk.intents.verify(id)).ok).toBe(true);
+});
+
+test('the IntentStatus search attribute: off by default (IntentId and Domain only, no upsert per transition); INTENT_STATUS_SEARCH_ATTRIBUTE keeps it current on every transition', async () => {
+  const searchAttributes = async (id: string) => {
+    const handle = sys.client.workflow.getHandle(`intent/${id}`);
+    const sa = (await handle.describe()).typedSearchAttributes;
+    // Upserts of IntentStatus (the SDK upserts TemporalChangeVersion once, for the run's patch marker).
+    const upserts = ((await handle.fetchHistory()).events ?? []).filter((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.IntentStatus).length;
+    return { intentId: sa.get(IntentIdKey), domain: sa.get(DomainKey), status: sa.get(IntentStatusKey), upserts };
+  };
+  sys = await startTestSystem();
+  const off = uid('SAOFF');
+  await create({ event_id: off });
+  expect((await patch(off, { status: 'in-progress' })).status).toBe(200);
+  expect(await searchAttributes(off)).toEqual({ intentId: off, domain: 'test', status: undefined, upserts: 0 });
+  await sys.stop();
+
+  sys = await startTestSystem({ config: { intentStatusSearchAttribute: true } });
+  const on = uid('SAON');
+  await create({ event_id: on });
+  expect(await searchAttributes(on)).toEqual({ intentId: on, domain: 'test', status: 'requested', upserts: 0 });
+  expect((await patch(on, { status: 'in-progress' })).status).toBe(200);
+  expect(await searchAttributes(on)).toMatchObject({ status: 'in-progress', upserts: 1 });
+  expect((await patch(on, { status: 'blocked', data: { error: 'e', next_step: 'n' } })).status).toBe(200);
+  expect(await searchAttributes(on)).toMatchObject({ status: 'blocked', upserts: 2 });
 });

@@ -26,7 +26,6 @@ import {
   allHandlersFinished,
   condition,
   makeContinueAsNewFunc,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -52,7 +51,12 @@ import {
   type TransitionRequest,
 } from '../../lib/domain/intents';
 import { LIMITS } from '../../lib/domain/limits';
+import { hasPatch } from '../platform/patches';
 import { IntentState, IntentWorkflowInput, IntentWorkflowResult, createdUpdate, stateQuery, transitionUpdate } from './messages';
+
+const ONE_TIMER_PER_DEADLINE = 'intent-one-timer-per-deadline';
+/** The patches runs started by this code take without patched() (IntentSettings.patches): no marker, no TemporalChangeVersion upsert. */
+export const INTENT_PATCHES = [ONE_TIMER_PER_DEADLINE];
 
 const { recordTransition } = proxyLocalActivities<IntentActivities>({
   startToCloseTimeout: LIMITS.appendAttemptTimeoutMs,
@@ -77,7 +81,7 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
   const info = workflowInfo();
   const run = input.carried?.run ?? 1;
   // Decided once, first thing: a run recorded without the marker keeps the old timer loop to its end.
-  const oneTimerPerDeadline = patched('intent-one-timer-per-deadline');
+  const oneTimerPerDeadline = hasPatch(settings.patches, ONE_TIMER_PER_DEADLINE);
 
   let head: IntentHead | null = input.carried?.head ?? null;
   let openedAtMs = input.carried?.openedAtMs ?? Date.now();
@@ -107,7 +111,8 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
       blocked = blockedInfo(t.content.data);
       blockedAtMs = Date.now();
     } else blocked = null;
-    if (from !== null) upsertSearchAttributes([{ key: IntentStatusKey, value: t.content.to }]);
+    // Off by default (INTENT_STATUS_SEARCH_ATTRIBUTE): an event and a visibility write per transition.
+    if (from !== null && settings.statusSearchAttribute !== false) upsertSearchAttributes([{ key: IntentStatusKey, value: t.content.to }]);
     if (header.session_id) linkQueue.push(t);
   }
 
@@ -129,6 +134,9 @@ export async function intentWorkflow(input: IntentWorkflowInput): Promise<Intent
           create: create ? header : undefined,
           transition: req,
           actor,
+          // Data only (no command depends on it; recorded histories replay unchanged): the
+          // writer writes on it without its lookup, and the table refuses it if it is not the stored one.
+          ...(create || !head ? {} : { head }),
         });
       } catch (err) {
         if (!(err instanceof ActivityFailure)) throw err;

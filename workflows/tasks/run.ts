@@ -34,7 +34,7 @@ import { CANCELLED_REASON_PREFIX, backoffBeforeAttempt, schedulerWorkflowId, typ
 import { RunStatusKey } from '../../lib/domain/platform/search-attributes';
 import { RunInput, RunResult, RunState, changedSignal, runStateQuery, signalEventSignal } from './messages';
 import { ResultInbox } from './results';
-import { hasPatch } from './patches';
+import { hasPatch } from '../platform/patches';
 
 /** Issue 15: attempt 1 (and a successful run's finish) as one local activity; older histories replay with activities. */
 export const FIRST_ATTEMPT_LOCAL = 'task-run-first-attempt-local';

@@ -52,7 +52,7 @@ import { firesShared, misfireGraceMs, onTimeWindowMs } from '../../lib/domain/ta
 import { RunStatusKey, TaskIdKey } from '../../lib/domain/platform/search-attributes';
 import { FiresReturned, NextAsk, RunInput, SchedulerInput, SchedulerState, TaskChange, changedSignal, firesReturnedSignal, runFinishedSignal, schedulerStateQuery, signalEventSignal } from './messages';
 import { taskRunWorkflow } from './run';
-import { hasPatch } from './patches';
+import { hasPatch } from '../platform/patches';
 
 const { taskFireTimes } = proxyLocalActivities<TaskActivities>({ startToCloseTimeout: LIMITS.taskActivityTimeoutMs });
 // Starting a run is a PostgreSQL insert and a Temporal start: retried while either is down (the fire time waits, then runs).

@@ -214,6 +214,18 @@ export interface IntentSettings {
   retentionS: number;
   /** instance_id of the event database; the writer refuses any other. */
   databaseInstance: string;
+  /**
+   * Keep the `IntentStatus` search attribute current on every transition. Absent means true:
+   * runs started before it was a setting did, and their histories replay with the upserts.
+   */
+  statusSearchAttribute?: boolean;
+  /**
+   * The patches (INTENT_PATCHES, workflows/intents/workflow.ts) its starter's code already has:
+   * the run takes their paths without patched(), so it records no patch marker and no
+   * TemporalChangeVersion upsert (an event and a visibility write per run). Absent in runs
+   * started before it, which ask patched() as their histories did.
+   */
+  patches?: string[];
 }
 
 // ---- errors ----------------------------------------------------------------------------

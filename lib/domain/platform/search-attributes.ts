@@ -12,7 +12,11 @@ export const SessionIdKey = defineSearchAttributeKey('SessionId', SearchAttribut
 export const AgentIdKey = defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD);
 export const ChannelKey = defineSearchAttributeKey('Channel', SearchAttributeType.KEYWORD);
 
-/** Intents: `IntentId = "REPORT-20231027"`, `Domain = "reporting"`, `IntentStatus = "blocked"` (kept current on every transition). */
+/**
+ * Intents: `IntentId = "REPORT-20231027"`, `Domain = "reporting"`; `IntentStatus = "blocked"` kept
+ * current on every transition only with INTENT_STATUS_SEARCH_ATTRIBUTE=true (an event and a
+ * visibility write per transition; the dashboard and `GET /api/events?status=` filter by state from the store).
+ */
 export const IntentIdKey = defineSearchAttributeKey('IntentId', SearchAttributeType.KEYWORD);
 export const DomainKey = defineSearchAttributeKey('Domain', SearchAttributeType.KEYWORD);
 export const IntentStatusKey = defineSearchAttributeKey('IntentStatus', SearchAttributeType.KEYWORD);

@@ -37,7 +37,9 @@ export async function durableStore(databaseUrl: string, clients: number): Promis
   return {
     activities: {
       async store(row) {
-        await pool.query(`INSERT INTO ${table} (session_id, seq, content) VALUES ($1, $2, $3)`, [row.id, row.k, JSON.stringify(row.content)]);
+        // Idempotent, as any durable writer's must be: a retry of a committed row (its workflow task
+        // timed out on a saturated host and the local activity ran again) is answered, not refused forever.
+        await pool.query(`INSERT INTO ${table} (session_id, seq, content) VALUES ($1, $2, $3) ON CONFLICT (session_id, seq) DO NOTHING`, [row.id, row.k, JSON.stringify(row.content)]);
         return row.k;
       },
     },

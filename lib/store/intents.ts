@@ -11,7 +11,7 @@ import { canonicalize } from '../domain/canonical-json';
 import { IntentStatus, intentChainId, type IntentHead, type IntentHeader, type JsonObject, type StoredTransition, type TransitionContent } from '../domain/intents';
 import { LIMITS } from '../domain/limits';
 import { ChainVerifier, transitionChainEvent, type VerifyResult } from '../hash-chain';
-import { literals } from './literals';
+import { NOW_MS, literals } from './literals';
 import { addBoundsCondition, Where } from './where';
 import type { AgentBounds } from '../domain/agent-bounds';
 
@@ -229,8 +229,6 @@ export interface IntentLookup {
   dedupeKey?: string | null;
 }
 
-/** The database clock in ms: transitions are stamped with it, whichever worker writes them. */
-const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
 /**
  * The locks and the lookups, as literal statements sent with BEGIN. Each statement of a
@@ -404,7 +402,7 @@ export class IntentStore {
     w.add(condition);
     if (f.domain) w.add('i.domain = ?', f.domain);
     addBoundsCondition(w, 'i.agent_id', f.bounds);
-    if (f.olderThanS !== undefined) w.add('p.created_ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - ?::bigint * 1000', f.olderThanS);
+    if (f.olderThanS !== undefined) w.add('p.created_ts <= ' + NOW_MS + ' - ?::bigint * 1000', f.olderThanS);
     if (f.after) w.add('(p.created_ts, p.event_id) > (?::bigint, ?::text)', f.after.createdTs, f.after.eventId);
     const limit = w.param(f.limit);
     const { rows } = await this.pool.query(

@@ -8,6 +8,9 @@
  */
 import type { PoolClient } from 'pg';
 
+/** The database clock in epoch milliseconds: the one clock every writer's timestamps and deadlines use. */
+export const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
 export type Escaper = Pick<PoolClient, 'escapeLiteral'>;
 
 /** Renders values as SQL literals for one client. */

@@ -10,7 +10,7 @@ import { LIMITS } from '../domain/limits';
 import type { ListOrder } from '../domain/list-order';
 import type { ChainHead, StoredEvent, TimelineStatus } from '../domain/sessions';
 import { ChainVerifier, VerifyResult } from '../hash-chain';
-import { literals } from './literals';
+import { NOW_MS, literals } from './literals';
 import { addBoundsCondition, Where } from './where';
 import type { AgentBounds } from '../domain/agent-bounds';
 
@@ -142,8 +142,6 @@ export class SessionWriteTx {
   }
 }
 
-/** The database clock in ms: events are stamped with it, whichever worker writes them. */
-const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
 /** What the writer looks up before deciding a batch: stored events by these ids (any session) or by this session's keys. */
 export interface KnownLookup {

@@ -6,6 +6,7 @@
  */
 import type { Pool } from 'pg';
 import { EVENT_COLUMNS, rowToEvent as storedEvent } from './sessions';
+import { NOW_MS } from './literals';
 
 /** One committed event, as the exporter reads it. */
 export interface TelemetryEvent {
@@ -62,7 +63,7 @@ export class TelemetryStore {
       `SELECT ${COLUMNS}, s.agent_id, s.channel
          FROM timeline_events e JOIN timeline_sessions s USING (session_id)
         WHERE (e.ts, e.session_id, e.seq) > ($1::bigint, $2::text, $3::bigint)
-          AND e.ts <= (extract(epoch from clock_timestamp()) * 1000)::bigint - $4::bigint
+          AND e.ts <= ${NOW_MS} - $4::bigint
         ORDER BY e.ts, e.session_id, e.seq
         LIMIT $5`,
       [cursor.ts, cursor.session_id, cursor.seq, settleMs, limit],

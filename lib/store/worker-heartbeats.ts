@@ -4,8 +4,7 @@
  * database clock's, so the API's and the worker's clocks never have to agree.
  */
 import type { Pool } from 'pg';
-
-const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+import { NOW_MS } from './literals';
 
 export interface WorkerIdentity {
   workerId: string;

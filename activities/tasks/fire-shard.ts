@@ -86,8 +86,24 @@ export async function runFireShard(deps: FireShardDeps, queue: string, shard: nu
     total.fired++;
   }
 
+  /** Whether the next pass claims at once: after a full batch, or on waking at a fire time. */
+  let claimNow = false;
   while (Date.now() < ctl.untilMs) {
     ctl.heartbeat();
+    if (!claimNow) {
+      // An idle shard costs one indexed read per poll, not a claim: the claim is a transaction of
+      // three round trips, and four shards polling twice a second made it most of an idle
+      // worker's CPU (docs/operations.md, issue 17). A read that fails goes on to the claim,
+      // whose failure is reported and paused on.
+      const next = await deps.store.nextDue(queue, shard).catch(() => Date.now());
+      if (next === undefined || next > Date.now()) {
+        const wait = Math.min(LIMITS.taskFireShardPollMs, next === undefined ? Infinity : next - Date.now(), ctl.untilMs - Date.now());
+        if (wait > 0) await ctl.sleep(wait);
+        claimNow = next !== undefined && next <= Date.now();
+        continue;
+      }
+    }
+    claimNow = false;
     let claimed = 0;
     failed = 0;
     const back: FireRow[] = [];
@@ -111,7 +127,10 @@ export async function runFireShard(deps: FireShardDeps, queue: string, shard: nu
         await deps.store.takeBackReturn(row.taskId, row.version).catch(() => undefined);
       }
     }
-    if (claimed >= LIMITS.taskFireShardBatch) continue;
+    if (claimed >= LIMITS.taskFireShardBatch) {
+      claimNow = true;
+      continue;
+    }
     let next: number | undefined;
     try {
       next = await deps.store.nextDue(queue, shard);
@@ -124,6 +143,7 @@ export async function runFireShard(deps: FireShardDeps, queue: string, shard: nu
     const untilNext = stalled ? (failed > 0 ? LIMITS.taskActivityRetryInitialMs : LIMITS.taskFireShardPollMs) : next === undefined ? Infinity : next - Date.now();
     const wait = Math.min(failed > 0 ? Infinity : LIMITS.taskFireShardPollMs, untilNext, ctl.untilMs - Date.now());
     if (wait > 0) await ctl.sleep(wait);
+    claimNow = !stalled && next !== undefined && next <= Date.now();
   }
   return total;
 }

@@ -142,3 +142,28 @@ test('a pass that cannot claim (PostgreSQL away) is tried again after a pause, n
   expect(claims).toBeGreaterThanOrEqual(2);
   expect(fired.map((f) => f.taskId)).toEqual(['a']);
 });
+
+test('an idle shard reads its next fire time each poll and claims nothing until a row is due', async () => {
+  const rows = [row('later', Date.now() + 3_600_000)];
+  const store = memoryStore(rows);
+  let claims = 0;
+  let reads = 0;
+  const counting = {
+    ...store,
+    claimDue: async <T>(q: string, s: number, nowMs: number, limit: number, fn: (b: DueBatch) => Promise<T>) => {
+      claims++;
+      return store.claimDue(q, s, nowMs, limit, fn);
+    },
+    nextDue: async () => {
+      reads++;
+      return store.nextDue();
+    },
+  };
+  const { fired } = await run(rows, { store: counting as unknown as FireScheduleStore }, 3);
+  expect([claims, reads, fired.length]).toEqual([0, 3, 0]);
+  // Once due, the next pass claims and fires it.
+  rows[0].nextFireMs = Date.now() - 1_000;
+  const again = await run(rows, { store: counting as unknown as FireScheduleStore }, 3);
+  expect(claims).toBe(1);
+  expect(again.fired.map((f) => f.taskId)).toEqual(['later']);
+});

@@ -11,8 +11,9 @@
  * histories afterwards), payload bytes in those histories, promises created in workflow context
  * (a V8 promise hook counting promises of the sandbox's realm: with TEMPORAL_DEBUG=1 the SDK runs
  * workflows on the main thread, where the hook sees them; without it the count is 0), and the CPU
- * of this process, of the dev server and of the embedded PostgreSQL (the CPU figures do move with
- * load; the others do not).
+ * of this process, of the dev server and of the embedded PostgreSQL, and the wall time per call
+ * (the calls go one at a time, so that is their mean latency; the CPU and wall figures do move
+ * with load, the others do not).
  */
 import v8 from 'node:v8';
 import type { temporal } from '@temporalio/proto';
@@ -84,7 +85,9 @@ async function main(): Promise<void> {
     const p0 = promises.n;
     const c0 = cpuByGroup(process.pid);
     const t0 = process.cpuUsage();
+    const w0 = performance.now();
     await body();
+    const wall = performance.now() - w0;
     const cpu = process.cpuUsage(t0);
     const c1 = cpuByGroup(process.pid);
     const hs = await histories(workflowIds);
@@ -97,7 +100,7 @@ async function main(): Promise<void> {
     const server = ((c1.get('temporal') ?? 0) - (c0.get('temporal') ?? 0)) / calls;
     const database = ((c1.get('postgres') ?? 0) - (c0.get('postgres') ?? 0)) / calls;
     rows.push(
-      `| ${name} | ${ours ? per(activations.n - a0) : '–'} | ${per(tasks)} | ${per(all.length)} | ${Math.round(bytes / calls)} | ${ours ? per(promises.n - p0) : '–'} | ${((cpu.user + cpu.system) / 1000 / calls).toFixed(2)} | ${server.toFixed(2)} | ${database.toFixed(2)} |`,
+      `| ${name} | ${ours ? per(activations.n - a0) : '–'} | ${per(tasks)} | ${per(all.length)} | ${Math.round(bytes / calls)} | ${(wall / calls).toFixed(2)} | ${per(promises.n - p0)} | ${((cpu.user + cpu.system) / 1000 / calls).toFixed(2)} | ${server.toFixed(2)} | ${database.toFixed(2)} |`,
     );
     console.log(`${name}: ${[...byType].map(([t, c]) => `${t} ${per(c)}`).join(', ')}`);
     return hs.map((h) => h.length);
@@ -163,8 +166,8 @@ async function main(): Promise<void> {
   });
 
   console.log(`\n${calls} calls of each, one at a time; TEMPORAL_DEBUG=${process.env.TEMPORAL_DEBUG ?? ''}`);
-  console.log('| call | activations | workflow tasks | history events | payload bytes | workflow promises | node CPU ms | dev server CPU ms | PostgreSQL CPU ms |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| call | activations | workflow tasks | history events | payload bytes | ms per call (wall, one at a time) | workflow promises | node CPU ms | dev server CPU ms | PostgreSQL CPU ms |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) console.log(r);
 
   await floor.close();

@@ -10,6 +10,8 @@
  *   tsx       `node --import tsx bin/api.ts` / `node -r bin/tsx-main-thread.cjs bin/worker.ts`
  *             (what npm run api / worker ran before the compiled runtime)
  * and prints the API process's URL. Prints `url <base url>` and `temporal <address>` when ready.
+ * With TK_PROF_DIR=DIR the launched processes run with `--cpu-prof` (written to DIR/api and
+ * DIR/worker when they exit, one file per thread; node refuses the flag in NODE_OPTIONS).
  *
  *   npx tsx bench/rig-serve.ts --in-process &
  *   npx tsx bench/rig-serve.ts --launch compiled &
@@ -55,7 +57,7 @@ async function launchProcesses(rig: FaultRig, launch: Launch, children: ChildPro
   };
   if (launch === 'compiled') await ensureBuild();
   for (const role of ['worker', 'api'] as const) {
-    const child = spawn(process.execPath, launchArgs(launch, role), { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, [...(process.env.TK_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TK_PROF_DIR}/${role}`] : []), ...launchArgs(launch, role)], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
     children.push(child);
     child.once('exit', (code, signal) => console.error(`[rig] ${launch} ${role} process ${child.pid} exited with ${signal ?? code}`));
   }

@@ -8,6 +8,10 @@
  *
  * Scenarios (see bench/README.md):
  *   single one session, --single-appends appends back to back, no reads: the per-append cost.
+ *   paired the single writer and every floor in the same rounds: one session each, one append to
+ *          each per round, the order turned each round, after 200 uncounted rounds; ratios of
+ *          p50s and the median of per-round ratios. Also the design not chosen: the durable REST
+ *          floor with its commit in a regular activity instead of a local one.
  *   seed   100 sessions x 5 events, all sessions in flight at once, through the seed endpoints;
  *          a read follows every append (--no-reads drops them). Targets: zero errors, append
  *          p99 <= 50 ms, read p99 <= 20 ms.
@@ -37,8 +41,8 @@ import { perCall, rigCpuGroups, type CpuGroups } from './cpu-groups';
 // ---------------------------------------------------------------------------------------------
 // Options
 
-type ScenarioName = 'single' | 'seed' | 'open' | 'large';
-const SCENARIOS: ScenarioName[] = ['single', 'seed', 'open', 'large'];
+type ScenarioName = 'single' | 'paired' | 'seed' | 'open' | 'large';
+const SCENARIOS: ScenarioName[] = ['single', 'paired', 'seed', 'open', 'large'];
 const DEFAULT_SCENARIOS: ScenarioName[] = ['single', 'seed', 'open'];
 
 interface ScenarioSpec {
@@ -86,11 +90,11 @@ const USAGE = `usage: npm run bench:timeline -- [options]
   --url URL            Timekeeper base URL (default $BENCH_URL or http://127.0.0.1:8000)
   --temporal ADDR      the Temporal server that Timekeeper uses, for the bare-Update floor
                        (default $TEMPORAL_ADDRESS or 127.0.0.1:7233); namespace $TEMPORAL_NAMESPACE
-  --scenario LIST      comma-separated: single, seed, open, large; or all
+  --scenario LIST      comma-separated: single, paired, seed, open, large; or all
                        (default single,seed,open)
   --no-floor           skip the bare-Update floor and the ratios
   --floors-first       run each scenario's floors before Timekeeper's phase (default: after)
-  --single-appends N   appends of the single-writer scenario (default 200)
+  --single-appends N   appends of the single-writer scenario, and rounds of paired (default 200)
   --open-seconds S     duration of the open-loop scenario, per target (default 50)
   --open-sessions N    sessions of the open-loop scenario (default 100)
   --pause-ms MIN-MAX   open-loop pause before each append (default 1000-3000)
@@ -316,6 +320,42 @@ async function runSingle(target: BenchTarget, n: number, runId: string): Promise
 }
 
 /**
+ * The single writer, paired: one session per target and `n` rounds, each round one append to
+ * every target, one after another, the order turned by one each round. The sequential phases
+ * of `single` see the machine at different minutes, and on a shared 2-core host a minute moves a
+ * p50 by a third (docs/operations.md, issue 17): here every target's k-th append is sent within
+ * the same ~100 ms, so drift weighs on all alike. Before the rounds, `warm` uncounted appends to
+ * each target, interleaved the same way: V8 optimises a hot path after thousands of calls, and
+ * the path with the most code would otherwise pay for it inside the figures. Each target's
+ * ratio is also given per round (its append's time over the reference's in that round), median.
+ */
+async function runPaired(targets: BenchTarget[], n: number, warm: number, runId: string): Promise<{ series: Series[]; perRound: number[][] }> {
+  const ids = targets.map((_, i) => `${runId}_paired${i}`);
+  await Promise.all(targets.map((t, i) => t.init(ids[i])));
+  const series = targets.map(() => new Series());
+  const times: number[][] = targets.map(() => []);
+  for (let k = 1; k <= warm + n; k++) {
+    const round = new Array<number>(targets.length).fill(NaN);
+    for (let j = 0; j < targets.length; j++) {
+      const i = (j + k) % targets.length;
+      const s = k > warm ? series[i] : new Series();
+      const failed = s.errors;
+      const t0 = performance.now();
+      await timed(s, `${ids[i]} append ${k}`, () => targets[i].append(ids[i], k));
+      if (s.errors === failed) round[i] = performance.now() - t0;
+    }
+    if (k > warm) round.forEach((ms, i) => times[i].push(ms));
+  }
+  return { series, perRound: times };
+}
+
+/** The median over rounds of a's time ÷ b's (rounds where either failed are left out). */
+function medianRatio(a: number[], b: number[]): number {
+  const r = a.map((x, i) => x / b[i]).filter((x) => Number.isFinite(x)).sort((x, y) => x - y);
+  return r.length ? r[Math.floor((r.length - 1) / 2)] : NaN;
+}
+
+/**
  * Agents, open loop: every session waits a random pause (its LLM) before each append, whatever
  * the previous append cost, until `seconds` have passed. All sessions are created first.
  */
@@ -519,6 +559,27 @@ async function main(): Promise<void> {
             { what: 'single-writer p99 / durable REST', tk: a.append.pct(99), floor: d.append.pct(99) },
           );
         }
+      } else if (spec.name === 'paired') {
+        const local = floor?.localTarget;
+        const viaActivity = floor?.durableActivityTarget;
+        const all = [timekeeper, ...(floor ? [floor.target] : []), ...(local ? [local] : []), ...(durable ? [durable] : []), ...(viaActivity ? [viaActivity] : [])];
+        const { series, perRound } = await runPaired(all, opts.singleAppends, opts.warmup ? 200 : 0, `${runId}_pr`);
+        console.log(`== paired: one session per target, ${opts.singleAppends} rounds of one append each, order turned each round${opts.warmup ? ' (after 200 uncounted rounds)' : ''} ==`);
+        console.log('  target                               ok   err   p50 ms   p95 ms   p99 ms');
+        all.forEach((t, i) => console.log(`  ${t.name.padEnd(34)} ${String(series[i].ms.length).padStart(4)} ${String(series[i].errors).padStart(5)} ${series[i].pct(50).toFixed(1).padStart(8)} ${series[i].pct(95).toFixed(1).padStart(8)} ${series[i].pct(99).toFixed(1).padStart(8)}`));
+        missed += series[0].errors > 0 ? 1 : 0;
+        const at = (t: BenchTarget | undefined) => (t ? all.indexOf(t) : -1);
+        const pair = (what: string, a: number, b: number, bound?: { max: number }) => {
+          if (a < 0 || b < 0) return;
+          ratios.push({ what: `paired: ${what} p50`, tk: series[a].pct(50), floor: series[b].pct(50), ...(bound ? { bound } : {}) });
+          console.log(`  ${what}: median of per-round ratios ${medianRatio(perRound[a], perRound[b]).toFixed(2)}x`);
+        };
+        pair('single writer / (Update + LA)', 0, at(local), { max: 1.2 });
+        pair('durable REST / (Update + LA)', at(durable), at(local));
+        pair('single writer / durable REST', 0, at(durable));
+        pair('single writer / bare Update', 0, at(floor?.target));
+        // The design not chosen: the same minimal REST service, its commit a regular activity.
+        pair('single writer / REST + Update + activity commit', 0, at(viaActivity));
       } else if (spec.name === 'open') {
         const title = `open: ${opts.openSessions} agents, ${opts.pauseMinMs}-${opts.pauseMaxMs} ms pause before each append, ${opts.openSeconds} s`;
         const [tkRun, b, d] = await inOrder(opts, [

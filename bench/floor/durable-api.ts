@@ -6,13 +6,14 @@
  *
  *   POST /init?id=<id>          update-with-start of floorWorkflow with the `floorDurable` update (row k = 0)
  *   POST /append?id=<id>&k=<k>  the `floorDurable` update: one local activity commits row k
+ * With `&via=activity` both use the `floorDurableActivity` update (a regular activity commits).
  * The body is the row's JSON content. Answers 200 {"code":200,"data":{"seq":k}}, or 503 with
  * the error. Environment: FLOOR_TEMPORAL, FLOOR_NAMESPACE, FLOOR_TASK_QUEUE. Prints `port <n>`.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
-import { floorDurableUpdate, floorWorkflow } from './workflow';
+import { floorDurableActivityUpdate, floorDurableUpdate, floorWorkflow } from './workflow';
 
 async function main(): Promise<void> {
   const connection = await Connection.connect({ address: process.env.FLOOR_TEMPORAL! });
@@ -33,13 +34,14 @@ async function main(): Promise<void> {
           const url = new URL(req.url ?? '/', 'http://floor');
           const id = url.searchParams.get('id') ?? '';
           const content: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+          const update = url.searchParams.get('via') === 'activity' ? floorDurableActivityUpdate : floorDurableUpdate;
           if (url.pathname === '/init') {
             const start = new WithStartWorkflowOperation(floorWorkflow, { workflowId: wid(id), taskQueue, workflowIdConflictPolicy: 'FAIL' });
-            await client.workflow.executeUpdateWithStart(floorDurableUpdate, { args: [{ id, k: 0, content }], startWorkflowOperation: start });
+            await client.workflow.executeUpdateWithStart(update, { args: [{ id, k: 0, content }], startWorkflowOperation: start });
             answer(200, { code: 200, data: { seq: 0 } });
           } else {
             const k = Number(url.searchParams.get('k'));
-            await client.workflow.getHandle(wid(id)).executeUpdate(floorDurableUpdate, { args: [{ id, k, content }] });
+            await client.workflow.getHandle(wid(id)).executeUpdate(update, { args: [{ id, k, content }] });
             answer(200, { code: 200, data: { seq: k } });
           }
         } catch (e) {

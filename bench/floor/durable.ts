@@ -52,6 +52,8 @@ export async function durableStore(databaseUrl: string, clients: number): Promis
 
 export interface DurableApi {
   target: BenchTarget;
+  /** The same front and row with a regular activity committing it (the design not chosen). */
+  activityTarget: BenchTarget;
   close(): Promise<void>;
 }
 
@@ -82,6 +84,11 @@ export async function startDurableApi(address: string, namespace: string, taskQu
       name: 'REST + Update + LA commit',
       init: (id) => post(`${base}/init?id=${encodeURIComponent(id)}`, { started: true }),
       append: (id, k) => post(`${base}/append?id=${encodeURIComponent(id)}&k=${k}`, agentEvent(k).content),
+    },
+    activityTarget: {
+      name: 'REST + Update + activity commit',
+      init: (id) => post(`${base}/init?id=${encodeURIComponent(id)}&via=activity`, { started: true }),
+      append: (id, k) => post(`${base}/append?id=${encodeURIComponent(id)}&k=${k}&via=activity`, agentEvent(k).content),
     },
     async close() {
       close();

@@ -31,6 +31,8 @@ export interface Floor {
    * process whose Update commits one row to PostgreSQL through one local activity.
    */
   durableTarget?: BenchTarget;
+  /** The durable floor with a regular activity instead of the local one (absent without the HTTP front). */
+  durableActivityTarget?: BenchTarget;
   /**
    * With `durable`: the same Update and commit called straight through this process's Temporal
    * client, without the HTTP hop (bench/calls.ts: the worker-side cost of a durable write, next
@@ -104,6 +106,7 @@ export async function startFloor(address: string, namespace: string, options: Fl
     eagerTarget,
     eagerStarts: () => eager,
     durableTarget: api?.target,
+    durableActivityTarget: api?.activityTarget,
     // The same row the HTTP front commits for a create ({started: true}) and an append.
     durableDirectTarget: store ? targetFor('Update + LA commit (no HTTP)', floorDurableUpdate, (id, k) => ({ id, k, content: k === 0 ? { started: true } : agentEvent(k).content })) : undefined,
     async close() {

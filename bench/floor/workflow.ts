@@ -12,7 +12,9 @@
  *   writes (an activity result must come back into the workflow before the Update answers).
  *   `floorDurable` (bench/floor/durable.ts) awaits one local activity that commits one row to
  *   PostgreSQL, and is called through a plain HTTP server in its own process: the least a REST
- *   service that stores each append durably through a workflow can cost.
+ *   service that stores each append durably through a workflow can cost. `floorDurableActivity`
+ *   commits the same row through a regular activity instead: the textbook design, the one
+ *   Timekeeper's single writer did not choose (bench/timeline.ts's `paired` scenario).
  * - bench/tasks.ts: started by a client at each fire time with `steps: 0, echo`, it runs one
  *   no-op local activity (whose arrival the bench times, as the stand-in agent times a run's
  *   call) and completes: what starting and finishing one run costs the engine.
@@ -20,7 +22,7 @@
  *   update `finish` that completes the run; `steps: 0` completes in its first workflow task
  *   (the bare start).
  */
-import { allHandlersFinished, condition, defineUpdate, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, condition, defineUpdate, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 
 /** The floor worker's one activity: returns its argument. */
 export interface FloorActivities {
@@ -39,6 +41,8 @@ export interface DurableFloorActivities {
   store(row: DurableRow): Promise<number>;
 }
 const { store } = proxyLocalActivities<DurableFloorActivities>({ startToCloseTimeout: '10s' });
+/** The same commit as a regular activity (dispatched through the server's matching): the textbook shape, the next-best design to the local activity. */
+const { store: storeAsActivity } = proxyActivities<DurableFloorActivities>({ startToCloseTimeout: '10s' });
 
 /** Returns its argument, without touching anything. */
 export const floorUpdate = defineUpdate<number, [number]>('floor');
@@ -46,6 +50,8 @@ export const floorUpdate = defineUpdate<number, [number]>('floor');
 export const floorLocalUpdate = defineUpdate<number, [number]>('floorLocal');
 /** Commits one row through one local activity and returns its k. */
 export const floorDurableUpdate = defineUpdate<number, [DurableRow]>('floorDurable');
+/** Commits one row through one regular activity and returns its k. */
+export const floorDurableActivityUpdate = defineUpdate<number, [DurableRow]>('floorDurableActivity');
 export const openUpdate = defineUpdate<number, []>('open');
 export const stepUpdate = defineUpdate<number, []>('step');
 export const finishUpdate = defineUpdate<number, []>('finish');
@@ -58,6 +64,7 @@ export async function floorWorkflow(input: { steps?: number; echo?: number } = {
   setHandler(floorUpdate, (x: number) => x);
   setHandler(floorLocalUpdate, (x: number) => echo(x));
   setHandler(floorDurableUpdate, (row: DurableRow) => store(row));
+  setHandler(floorDurableActivityUpdate, (row: DurableRow) => storeAsActivity(row));
   setHandler(openUpdate, () => ++n);
   setHandler(stepUpdate, () => ++n);
   setHandler(finishUpdate, () => {

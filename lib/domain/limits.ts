@@ -227,8 +227,8 @@ export const LIMITS = {
   /**
    * How long an idle pooled connection is kept. A burst's connections stay for the next burst:
    * a new one costs PostgreSQL a backend fork and cold catalog caches, and with 30 s the seed's
-   * 100 concurrent inits reopened them (PostgreSQL 12.0 -> 5.2 ms CPU per init, init p50
-   * 2,775 -> 1,701 ms; docs/operations.md, issue 17). At most dbPoolMax per process either way.
+   * 100 concurrent inits reopened them (PostgreSQL's CPU per init 10.1-13.2 -> 5.2-8.2 ms;
+   * docs/operations.md, issue 17, stop 45). At most dbPoolMax per process either way.
    */
   dbIdleMs: 600_000,
   /** A connection attempt fails after this, so an outage answers 503 instead of hanging. */

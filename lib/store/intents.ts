@@ -229,7 +229,6 @@ export interface IntentLookup {
   dedupeKey?: string | null;
 }
 
-
 /**
  * The locks and the lookups, as literal statements sent with BEGIN. Each statement of a
  * simple-protocol string takes its own snapshot (READ COMMITTED), so the reads after the lock
@@ -402,7 +401,7 @@ export class IntentStore {
     w.add(condition);
     if (f.domain) w.add('i.domain = ?', f.domain);
     addBoundsCondition(w, 'i.agent_id', f.bounds);
-    if (f.olderThanS !== undefined) w.add('p.created_ts <= ' + NOW_MS + ' - ?::bigint * 1000', f.olderThanS);
+    if (f.olderThanS !== undefined) w.add(`p.created_ts <= ${NOW_MS} - ?::bigint * 1000`, f.olderThanS);
     if (f.after) w.add('(p.created_ts, p.event_id) > (?::bigint, ?::text)', f.after.createdTs, f.after.eventId);
     const limit = w.param(f.limit);
     const { rows } = await this.pool.query(

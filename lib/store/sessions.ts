@@ -90,7 +90,6 @@ export interface SessionFilter {
   limit: number;
 }
 
-
 /** What the writer needs to create a timeline's own row with its first batch. */
 export interface NewTimelineRow {
   sessionId: string;
@@ -141,7 +140,6 @@ export class SessionWriteTx {
     this.ctx.commitWith(`INSERT INTO timeline_events (${EVENT_COLUMNS}, workflow_id, run_id) VALUES ${rows.join(', ')}`);
   }
 }
-
 
 /** What the writer looks up before deciding a batch: stored events by these ids (any session) or by this session's keys. */
 export interface KnownLookup {
